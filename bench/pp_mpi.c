@@ -1,0 +1,264 @@
+/*
+ * bench/pingpong: the MPI-only schemes, the baselines narma is judged against.
+ *
+ *   mpi_sendrecv    MPI_Send/MPI_Recv (stream: a window of Isend/Irecv, then an ack)
+ *   mpi_pscw        start/put/complete, post/wait as in the paper's client/server listing
+ *   mpi_fence       put between two fences
+ *   mpi_flush_flag  lock_all; put data, flush, put a sequence-number flag, flush;
+ *                   the peer polls its flag word with MPI_Win_sync
+ */
+#include <stdlib.h>
+
+#include "common.h"
+#include "pingpong.h"
+
+#define TAG_DATA 1
+#define TAG_ACK  2
+
+/* ---- shared window helpers -------------------------------------------- */
+
+struct mpi_win_state {
+    MPI_Win win;
+    unsigned char *base;
+    MPI_Group peer_group; /* for PSCW */
+    uint64_t *flag;       /* my flag word, written by the peer */
+    uint64_t flag_out;    /* origin buffer of flag puts (stable until the flush) */
+    uint64_t seq;         /* flags carry sequence numbers: no reset, no stale match */
+};
+
+static void win_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    struct mpi_win_state *st = calloc(1, sizeof *st);
+    if (!st) bench_die(BENCH_HERE, "out of memory");
+    MPI_CHECK(MPI_Win_allocate((MPI_Aint)pp_region_bytes(env->max_size), 1, MPI_INFO_NULL,
+                               env->comm, &st->base, &st->win));
+    /* Window memory starts undefined: zero my flag before anyone can write it. */
+    st->flag = (uint64_t *)(st->base + pp_flag_offset(env->max_size));
+    *st->flag = 0;
+    MPI_Group g;
+    MPI_CHECK(MPI_Win_get_group(st->win, &g));
+    MPI_CHECK(MPI_Group_incl(g, 1, &env->peer, &st->peer_group));
+    MPI_CHECK(MPI_Group_free(&g));
+    inst->sbuf = bench_alloc(env->max_size);
+    inst->rbuf = st->base + pp_rx_offset(env->rank, env->max_size);
+    inst->env = env;
+    inst->priv = st;
+    MPI_CHECK(MPI_Barrier(env->comm));
+}
+
+static void win_teardown(struct pp_inst *inst)
+{
+    struct mpi_win_state *st = inst->priv;
+    MPI_CHECK(MPI_Group_free(&st->peer_group));
+    MPI_CHECK(MPI_Win_free(&st->win));
+    free(inst->sbuf);
+    free(st);
+}
+
+static void put_data(struct pp_inst *inst, size_t size)
+{
+    struct mpi_win_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    MPI_CHECK(MPI_Put(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                      (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size, MPI_BYTE,
+                      st->win));
+}
+
+/* ---- mpi_sendrecv ------------------------------------------------------ */
+
+static int sendrecv_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    inst->sbuf = bench_alloc(env->max_size);
+    inst->rbuf = bench_alloc(env->max_size);
+    inst->env = env;
+    inst->priv = NULL;
+    return PP_READY;
+}
+
+static void sendrecv_teardown(struct pp_inst *inst)
+{
+    free(inst->sbuf);
+    free(inst->rbuf);
+}
+
+static void sendrecv_round(struct pp_inst *inst, size_t size)
+{
+    const struct pp_env *env = inst->env;
+    if (env->rank == PP_CLIENT) {
+        MPI_CHECK(MPI_Send(inst->sbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm));
+        MPI_CHECK(MPI_Recv(inst->rbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm,
+                           MPI_STATUS_IGNORE));
+    } else {
+        MPI_CHECK(MPI_Recv(inst->rbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm,
+                           MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Send(inst->sbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm));
+    }
+}
+
+static void sendrecv_stream(struct pp_inst *inst, size_t size)
+{
+    const struct pp_env *env = inst->env;
+    MPI_Request req[PP_WINDOW];
+    for (int i = 0; i < PP_WINDOW; i++) {
+        if (env->rank == PP_CLIENT)
+            MPI_CHECK(MPI_Isend(inst->sbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm,
+                                &req[i]));
+        else
+            MPI_CHECK(MPI_Irecv(inst->rbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm,
+                                &req[i]));
+    }
+    MPI_CHECK(MPI_Waitall(PP_WINDOW, req, MPI_STATUSES_IGNORE));
+    if (env->rank == PP_CLIENT)
+        MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_ACK, env->comm, MPI_STATUS_IGNORE));
+    else
+        MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, env->peer, TAG_ACK, env->comm));
+}
+
+const struct pp_scheme pp_mpi_sendrecv = {
+    .name = "mpi_sendrecv",
+    .what = "MPI_Send/MPI_Recv; stream: Isend/Irecv window + 0-byte ack",
+    .setup = sendrecv_setup,
+    .teardown = sendrecv_teardown,
+    .round = sendrecv_round,
+    .stream = sendrecv_stream,
+};
+
+/* ---- mpi_pscw ---------------------------------------------------------- */
+
+static int win_only_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup(env, inst);
+    return PP_READY;
+}
+
+static void pscw_round(struct pp_inst *inst, size_t size)
+{
+    struct mpi_win_state *st = inst->priv;
+    if (inst->env->rank == PP_CLIENT) {
+        MPI_CHECK(MPI_Win_start(st->peer_group, 0, st->win));
+        put_data(inst, size);
+        MPI_CHECK(MPI_Win_complete(st->win));
+        MPI_CHECK(MPI_Win_post(st->peer_group, 0, st->win));
+        MPI_CHECK(MPI_Win_wait(st->win));
+    } else {
+        MPI_CHECK(MPI_Win_post(st->peer_group, 0, st->win));
+        MPI_CHECK(MPI_Win_wait(st->win));
+        MPI_CHECK(MPI_Win_start(st->peer_group, 0, st->win));
+        put_data(inst, size);
+        MPI_CHECK(MPI_Win_complete(st->win));
+    }
+}
+
+const struct pp_scheme pp_mpi_pscw = {
+    .name = "mpi_pscw",
+    .what = "MPI_Win_start/Put/complete, MPI_Win_post/wait (paper's listing)",
+    .setup = win_only_setup,
+    .teardown = win_teardown,
+    .round = pscw_round,
+};
+
+/* ---- mpi_fence --------------------------------------------------------- */
+
+static int fence_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup(env, inst);
+    struct mpi_win_state *st = inst->priv;
+    MPI_CHECK(MPI_Win_fence(MPI_MODE_NOPRECEDE, st->win));
+    return PP_READY;
+}
+
+static void fence_teardown(struct pp_inst *inst)
+{
+    struct mpi_win_state *st = inst->priv;
+    MPI_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, st->win));
+    win_teardown(inst);
+}
+
+static void fence_round(struct pp_inst *inst, size_t size)
+{
+    struct mpi_win_state *st = inst->priv;
+    /* Client: put ping | fence | (server puts pong) | fence. */
+    if (inst->env->rank == PP_CLIENT) put_data(inst, size);
+    MPI_CHECK(MPI_Win_fence(0, st->win));
+    if (inst->env->rank == PP_SERVER) put_data(inst, size);
+    MPI_CHECK(MPI_Win_fence(0, st->win));
+}
+
+const struct pp_scheme pp_mpi_fence = {
+    .name = "mpi_fence",
+    .what = "MPI_Put between MPI_Win_fence calls",
+    .setup = fence_setup,
+    .teardown = fence_teardown,
+    .round = fence_round,
+};
+
+/* ---- mpi_flush_flag ---------------------------------------------------- */
+
+static int flush_flag_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup(env, inst);
+    struct mpi_win_state *st = inst->priv;
+    MPI_CHECK(MPI_Win_lock_all(0, st->win));
+    return PP_READY;
+}
+
+static void flush_flag_teardown(struct pp_inst *inst)
+{
+    struct mpi_win_state *st = inst->priv;
+    MPI_CHECK(MPI_Win_unlock_all(st->win));
+    win_teardown(inst);
+}
+
+/* Publish sequence number `seq` into the peer's flag word, after everything put before. */
+static void put_flag(struct mpi_win_state *st, const struct pp_env *env, uint64_t seq)
+{
+    st->flag_out = seq;
+    MPI_CHECK(MPI_Put(&st->flag_out, 1, MPI_UINT64_T, env->peer,
+                      (MPI_Aint)pp_flag_offset(env->max_size), 1, MPI_UINT64_T, st->win));
+    MPI_CHECK(MPI_Win_flush(env->peer, st->win));
+}
+
+static void wait_flag(struct mpi_win_state *st, uint64_t seq)
+{
+    /* MPI_Win_sync makes the peer's completed puts visible to my loads (unified model);
+     * the acquire load orders the later reads of the data after the flag. */
+    while (bench_load_acquire(st->flag) != seq) MPI_CHECK(MPI_Win_sync(st->win));
+    MPI_CHECK(MPI_Win_sync(st->win));
+}
+
+static void flush_flag_round(struct pp_inst *inst, size_t size)
+{
+    struct mpi_win_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    uint64_t seq = ++st->seq;
+    if (env->rank == PP_SERVER) wait_flag(st, seq);
+    put_data(inst, size);
+    MPI_CHECK(MPI_Win_flush(env->peer, st->win)); /* data complete before the flag is issued */
+    put_flag(st, env, seq);
+    if (env->rank == PP_CLIENT) wait_flag(st, seq);
+}
+
+static void flush_flag_stream(struct pp_inst *inst, size_t size)
+{
+    struct mpi_win_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    uint64_t seq = ++st->seq;
+    if (env->rank == PP_CLIENT) {
+        for (int i = 0; i < PP_WINDOW; i++) put_data(inst, size);
+        MPI_CHECK(MPI_Win_flush(env->peer, st->win));
+        put_flag(st, env, seq);
+        wait_flag(st, seq); /* the ack */
+    } else {
+        wait_flag(st, seq);
+        put_flag(st, env, seq);
+    }
+}
+
+const struct pp_scheme pp_mpi_flush_flag = {
+    .name = "mpi_flush_flag",
+    .what = "MPI lock_all; Put data + flush + Put flag + flush; peer polls flag with MPI_Win_sync",
+    .setup = flush_flag_setup,
+    .teardown = flush_flag_teardown,
+    .round = flush_flag_round,
+    .stream = flush_flag_stream,
+};

@@ -1,0 +1,444 @@
+/*
+ * bench/pingpong: the narma schemes and the paper's cost-model figures.
+ *
+ *   narma_pscw    NARMA_Win_start/Put/complete, NARMA_Win_post/wait
+ *   narma_fence   NARMA_Put between NARMA_Win_fence calls
+ *   narma_lock    lock_all; Put data, flush, Put flag, flush; peer polls with NARMA_Win_sync
+ *   narma_notify  Listing 1: Put_notify + Win_flush, then Start/Wait on a persistent
+ *                 notification request; stream: PP_WINDOW Put_notify, the server waits
+ *                 for a counting request of PP_WINDOW and acks with a 0-byte Put_notify
+ *
+ * Only <narma/narma.h> is used.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <narma/narma.h>
+
+#include "common.h"
+#include "pingpong.h"
+
+#define NARMA_CHECK(call)                                                               \
+    do {                                                                                \
+        int bench_nrc_ = (call);                                                        \
+        if (bench_nrc_ != NARMA_SUCCESS)                                                \
+            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,                 \
+                      NARMA_Error_string(bench_nrc_), bench_nrc_,                       \
+                      bench_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0);         \
+    } while (0)
+
+/* Notification tags: Listing 1 uses 99. */
+#define TAG_PINGPONG 99
+#define TAG_STREAM   100
+#define TAG_ACK      101
+
+/* ---- library ------------------------------------------------------------ */
+
+int pp_narma_init(int *argc, char ***argv)
+{
+    return NARMA_Init(argc, argv);
+}
+
+void pp_narma_finalize(void)
+{
+    NARMA_CHECK(NARMA_Finalize());
+}
+
+const char *pp_narma_version(void)
+{
+    return NARMA_Get_version();
+}
+
+void pp_narma_transport(const struct pp_env *env, char *buf, size_t len)
+{
+    void *base;
+    NARMA_Win win;
+    NARMA_CHECK(NARMA_Win_allocate(64, 1, MPI_INFO_NULL, env->comm, &base, &win));
+    const char *t = NARMA_Win_get_transport(win);
+    snprintf(buf, len, "%s", t ? t : "(null)");
+    NARMA_CHECK(NARMA_Win_free(&win));
+}
+
+/* ---- shared window helpers -------------------------------------------- */
+
+struct narma_state {
+    NARMA_Win win;
+    unsigned char *base;
+    MPI_Group peer_group;   /* for PSCW */
+    uint64_t *flag;         /* my flag word, written by the peer (narma_lock) */
+    uint64_t flag_out;      /* origin buffer of flag puts */
+    uint64_t seq;           /* flags carry sequence numbers: no reset, no stale match */
+    NARMA_Request pingpong; /* narma_notify: persistent requests */
+    NARMA_Request stream;
+    NARMA_Request ack;
+};
+
+static void win_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    struct narma_state *st = calloc(1, sizeof *st);
+    if (!st) bench_die(BENCH_HERE, "out of memory");
+    NARMA_CHECK(NARMA_Win_allocate((MPI_Aint)pp_region_bytes(env->max_size), 1, MPI_INFO_NULL,
+                                   env->comm, &st->base, &st->win));
+    st->flag = (uint64_t *)(st->base + pp_flag_offset(env->max_size));
+    *st->flag = 0; /* window memory starts undefined */
+    MPI_Group g;
+    MPI_CHECK(MPI_Comm_group(env->comm, &g));
+    MPI_CHECK(MPI_Group_incl(g, 1, &env->peer, &st->peer_group));
+    MPI_CHECK(MPI_Group_free(&g));
+    st->pingpong = st->stream = st->ack = NARMA_REQUEST_NULL;
+    inst->sbuf = bench_alloc(env->max_size);
+    inst->rbuf = st->base + pp_rx_offset(env->rank, env->max_size);
+    inst->env = env;
+    inst->priv = st;
+    MPI_CHECK(MPI_Barrier(env->comm));
+}
+
+static void win_teardown(struct pp_inst *inst)
+{
+    struct narma_state *st = inst->priv;
+    MPI_CHECK(MPI_Group_free(&st->peer_group));
+    NARMA_CHECK(NARMA_Win_free(&st->win));
+    free(inst->sbuf);
+    free(st);
+}
+
+static void put_data(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    NARMA_CHECK(NARMA_Put(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                          (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size, MPI_BYTE,
+                          st->win));
+}
+
+static int win_only_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup(env, inst);
+    return PP_READY;
+}
+
+/* ---- narma_pscw -------------------------------------------------------- */
+
+static void pscw_round(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    if (inst->env->rank == PP_CLIENT) {
+        NARMA_CHECK(NARMA_Win_start(st->peer_group, 0, st->win));
+        put_data(inst, size);
+        NARMA_CHECK(NARMA_Win_complete(st->win));
+        NARMA_CHECK(NARMA_Win_post(st->peer_group, 0, st->win));
+        NARMA_CHECK(NARMA_Win_wait(st->win));
+    } else {
+        NARMA_CHECK(NARMA_Win_post(st->peer_group, 0, st->win));
+        NARMA_CHECK(NARMA_Win_wait(st->win));
+        NARMA_CHECK(NARMA_Win_start(st->peer_group, 0, st->win));
+        put_data(inst, size);
+        NARMA_CHECK(NARMA_Win_complete(st->win));
+    }
+}
+
+const struct pp_scheme pp_narma_pscw = {
+    .name = "narma_pscw",
+    .what = "NARMA_Win_start/Put/complete, NARMA_Win_post/wait",
+    .setup = win_only_setup,
+    .teardown = win_teardown,
+    .round = pscw_round,
+};
+
+/* ---- narma_fence ------------------------------------------------------- */
+
+static int fence_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup(env, inst);
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Win_fence(NARMA_MODE_NOPRECEDE, st->win));
+    return PP_READY;
+}
+
+static void fence_teardown(struct pp_inst *inst)
+{
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Win_fence(NARMA_MODE_NOSUCCEED, st->win));
+    win_teardown(inst);
+}
+
+static void fence_round(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    if (inst->env->rank == PP_CLIENT) put_data(inst, size);
+    NARMA_CHECK(NARMA_Win_fence(0, st->win));
+    if (inst->env->rank == PP_SERVER) put_data(inst, size);
+    NARMA_CHECK(NARMA_Win_fence(0, st->win));
+}
+
+const struct pp_scheme pp_narma_fence = {
+    .name = "narma_fence",
+    .what = "NARMA_Put between NARMA_Win_fence calls",
+    .setup = fence_setup,
+    .teardown = fence_teardown,
+    .round = fence_round,
+};
+
+/* ---- narma_lock -------------------------------------------------------- */
+
+static int lock_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup(env, inst);
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Win_lock_all(0, st->win));
+    return PP_READY;
+}
+
+static void lock_teardown(struct pp_inst *inst)
+{
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Win_unlock_all(st->win));
+    win_teardown(inst);
+}
+
+static void lock_round(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    uint64_t seq = ++st->seq;
+    if (env->rank == PP_SERVER) {
+        /* NARMA_Win_sync exposes the peer's completed puts to my loads; the acquire
+         * load orders the data reads after the flag. */
+        while (bench_load_acquire(st->flag) != seq) NARMA_CHECK(NARMA_Win_sync(st->win));
+        NARMA_CHECK(NARMA_Win_sync(st->win));
+    }
+    put_data(inst, size);
+    NARMA_CHECK(NARMA_Win_flush(env->peer, st->win)); /* data complete before the flag */
+    st->flag_out = seq;
+    NARMA_CHECK(NARMA_Put(&st->flag_out, 1, MPI_UINT64_T, env->peer,
+                          (MPI_Aint)pp_flag_offset(env->max_size), 1, MPI_UINT64_T, st->win));
+    NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
+    if (env->rank == PP_CLIENT) {
+        while (bench_load_acquire(st->flag) != seq) NARMA_CHECK(NARMA_Win_sync(st->win));
+        NARMA_CHECK(NARMA_Win_sync(st->win));
+    }
+}
+
+const struct pp_scheme pp_narma_lock = {
+    .name = "narma_lock",
+    .what = "narma lock_all; Put data + flush + Put flag + flush; peer polls with NARMA_Win_sync",
+    .setup = lock_setup,
+    .teardown = lock_teardown,
+    .round = lock_round,
+};
+
+/* ---- narma_notify ------------------------------------------------------ */
+
+static int notify_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup(env, inst);
+    struct narma_state *st = inst->priv;
+    /* Listing 1 flushes after each Put_notify; a flush belongs in a passive-target epoch. */
+    NARMA_CHECK(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, st->win));
+    NARMA_CHECK(NARMA_Notify_init(st->win, env->peer, TAG_PINGPONG, 1, &st->pingpong));
+    NARMA_CHECK(NARMA_Notify_init(st->win, env->peer, TAG_STREAM, PP_WINDOW, &st->stream));
+    NARMA_CHECK(NARMA_Notify_init(st->win, env->peer, TAG_ACK, 1, &st->ack));
+    return PP_READY;
+}
+
+static void notify_teardown(struct pp_inst *inst)
+{
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Request_free(&st->pingpong));
+    NARMA_CHECK(NARMA_Request_free(&st->stream));
+    NARMA_CHECK(NARMA_Request_free(&st->ack));
+    NARMA_CHECK(NARMA_Win_unlock_all(st->win));
+    win_teardown(inst);
+}
+
+static void wait_notification(NARMA_Request *req)
+{
+    NARMA_CHECK(NARMA_Start(req));
+    NARMA_CHECK(NARMA_Wait(req, MPI_STATUS_IGNORE));
+}
+
+static void notify_round(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    if (env->rank == PP_SERVER) wait_notification(&st->pingpong);
+    NARMA_CHECK(NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                                 (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size,
+                                 MPI_BYTE, st->win, TAG_PINGPONG));
+    NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
+    if (env->rank == PP_CLIENT) wait_notification(&st->pingpong);
+}
+
+static void notify_stream(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    if (env->rank == PP_CLIENT) {
+        for (int i = 0; i < PP_WINDOW; i++)
+            NARMA_CHECK(NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                                         (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                                         (int)size, MPI_BYTE, st->win, TAG_STREAM));
+        wait_notification(&st->ack);
+    } else {
+        wait_notification(&st->stream);
+        NARMA_CHECK(NARMA_Put_notify(&st->flag_out, 0, MPI_BYTE, env->peer,
+                                     (MPI_Aint)pp_flag_offset(env->max_size), 0, MPI_BYTE,
+                                     st->win, TAG_ACK));
+    }
+}
+
+const struct pp_scheme pp_narma_notify = {
+    .name = "narma_notify",
+    .what = "Listing 1: Put_notify + Win_flush, Start/Wait on a persistent notification request",
+    .setup = notify_setup,
+    .teardown = notify_teardown,
+    .round = notify_round,
+    .stream = notify_stream,
+};
+
+/* ---- cost model (paper section V-A) ------------------------------------ */
+
+#define COST_BATCH 64
+#define TAG_COST   7
+
+/* Median over `batches` of the per-call time of Notify_init, Request_free and Start. */
+static void request_costs(NARMA_Win win, int peer, int batches, struct pp_costs *out)
+{
+    NARMA_Request req[COST_BATCH];
+    double *ti = malloc(3 * (size_t)batches * sizeof *ti);
+    if (!ti) bench_die(BENCH_HERE, "out of memory");
+    double *tf = ti + batches, *ts = tf + batches;
+    for (int b = 0; b < batches; b++) {
+        double t0 = bench_now();
+        for (int i = 0; i < COST_BATCH; i++)
+            NARMA_CHECK(NARMA_Notify_init(win, peer, TAG_COST, 1, &req[i]));
+        double t1 = bench_now();
+        for (int i = 0; i < COST_BATCH; i++) NARMA_CHECK(NARMA_Start(&req[i]));
+        double t2 = bench_now();
+        /* These requests stay active: freeing withdraws them (nothing will match them). */
+        for (int i = 0; i < COST_BATCH; i++) NARMA_CHECK(NARMA_Request_free(&req[i]));
+        double t3 = bench_now();
+        ti[b] = (t1 - t0) / COST_BATCH;
+        ts[b] = (t2 - t1) / COST_BATCH;
+        tf[b] = (t3 - t2) / COST_BATCH;
+    }
+    out->t_init = 1e6 * bench_median(ti, (size_t)batches);
+    out->t_start = 1e6 * bench_median(ts, (size_t)batches);
+    out->t_free = 1e6 * bench_median(tf, (size_t)batches);
+    free(ti);
+}
+
+/* Client: per-call cost of Put_notify (8 B), optionally + flush, in batches the server
+ * drains with a counting request; a 0-byte MPI message acks each batch. */
+static double put_notify_cost(const struct pp_env *env, NARMA_Win win, int batches, int flush)
+{
+    uint64_t payload = 42;
+    double *t = malloc((size_t)batches * sizeof *t);
+    if (!t) bench_die(BENCH_HERE, "out of memory");
+    NARMA_Request drain = NARMA_REQUEST_NULL;
+    if (env->rank == PP_SERVER)
+        NARMA_CHECK(NARMA_Notify_init(win, env->peer, TAG_COST, COST_BATCH, &drain));
+    for (int b = 0; b < batches; b++) {
+        if (env->rank == PP_CLIENT) {
+            double t0 = bench_now();
+            for (int i = 0; i < COST_BATCH; i++) {
+                NARMA_CHECK(NARMA_Put_notify(&payload, 8, MPI_BYTE, env->peer, 0, 8, MPI_BYTE,
+                                             win, TAG_COST));
+                if (flush) NARMA_CHECK(NARMA_Win_flush(env->peer, win));
+            }
+            t[b] = (bench_now() - t0) / COST_BATCH;
+            MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm,
+                               MPI_STATUS_IGNORE));
+        } else {
+            NARMA_CHECK(NARMA_Start(&drain));
+            NARMA_CHECK(NARMA_Wait(&drain, MPI_STATUS_IGNORE));
+            MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm));
+        }
+    }
+    if (env->rank == PP_SERVER) NARMA_CHECK(NARMA_Request_free(&drain));
+    double m = env->rank == PP_CLIENT ? 1e6 * bench_median(t, (size_t)batches) : NAN;
+    free(t);
+    return m;
+}
+
+/* Server: time of Start + Test on a request whose one notification has already arrived
+ * (NARMA_Put_notify returns once the notification is at the target, and the client
+ * sends its 0-byte MPI token after that). Returns microseconds on the server. */
+static double receive_cost(const struct pp_env *env, NARMA_Win win, int samples, long *misses)
+{
+    uint64_t payload = 43;
+    double *t = malloc((size_t)samples * sizeof *t);
+    if (!t) bench_die(BENCH_HERE, "out of memory");
+    NARMA_Request req = NARMA_REQUEST_NULL;
+    *misses = 0;
+    if (env->rank == PP_SERVER)
+        NARMA_CHECK(NARMA_Notify_init(win, env->peer, TAG_COST, 1, &req));
+    /* Clock overhead, subtracted from each Start+Test sample. */
+    double clk[64];
+    for (int i = 0; i < 64; i++) {
+        double a = bench_now();
+        clk[i] = bench_now() - a;
+    }
+    double overhead = bench_median(clk, 64);
+    for (int s = 0; s < samples; s++) {
+        if (env->rank == PP_CLIENT) {
+            NARMA_CHECK(NARMA_Put_notify(&payload, 8, MPI_BYTE, env->peer, 0, 8, MPI_BYTE, win,
+                                         TAG_COST));
+            MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm));
+            MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm,
+                               MPI_STATUS_IGNORE));
+        } else {
+            int flag = 0;
+            MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm,
+                               MPI_STATUS_IGNORE));
+            double t0 = bench_now();
+            NARMA_CHECK(NARMA_Start(&req));
+            NARMA_CHECK(NARMA_Test(&req, &flag, MPI_STATUS_IGNORE));
+            t[s] = bench_now() - t0 - overhead;
+            if (!flag) {
+                (*misses)++;
+                NARMA_CHECK(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+            }
+            MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm));
+        }
+    }
+    double m = NAN;
+    if (env->rank == PP_SERVER) {
+        NARMA_CHECK(NARMA_Request_free(&req));
+        m = 1e6 * bench_median(t, (size_t)samples);
+    }
+    free(t);
+    return m;
+}
+
+void pp_narma_costs(const struct pp_env *env, int samples, struct pp_costs *out)
+{
+    void *base;
+    NARMA_Win win;
+    out->t_init = out->t_free = out->t_start = out->o_s = out->o_s_flush = out->o_r = NAN;
+    out->o_r_misses = 0;
+    NARMA_CHECK(NARMA_Win_allocate(64, 1, MPI_INFO_NULL, env->comm, &base, &win));
+    NARMA_CHECK(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, win)); /* for the flushes */
+    int batches = samples / COST_BATCH > 8 ? samples / COST_BATCH : 8;
+
+    if (env->rank == PP_CLIENT) request_costs(win, env->peer, batches, out);
+    MPI_CHECK(MPI_Barrier(env->comm));
+    out->o_s = put_notify_cost(env, win, batches, 0);
+    out->o_s_flush = put_notify_cost(env, win, batches, 1);
+    double o_r = receive_cost(env, win, samples, &out->o_r_misses);
+
+    /* o_r was measured on the server: hand it to the client, which prints. */
+    if (env->rank == PP_SERVER) {
+        double msg[2] = {o_r, (double)out->o_r_misses};
+        MPI_CHECK(MPI_Send(msg, 2, MPI_DOUBLE, env->peer, TAG_COST, env->comm));
+    } else {
+        double msg[2];
+        MPI_CHECK(MPI_Recv(msg, 2, MPI_DOUBLE, env->peer, TAG_COST, env->comm,
+                           MPI_STATUS_IGNORE));
+        out->o_r = msg[0];
+        out->o_r_misses = (long)msg[1];
+    }
+    NARMA_CHECK(NARMA_Win_unlock_all(win));
+    NARMA_CHECK(NARMA_Win_free(&win));
+}

@@ -1,0 +1,298 @@
+/*
+ * narma: Notified and Asynchronous RMA over any MPI-3 library.
+ *
+ * The API mirrors MPI's one-sided interface (same argument order, MPI
+ * datatypes, communicators, groups, infos and statuses) and is
+ * source-compatible with foMPI-NA's fompi.h with NARMA_ in place of foMPI_.
+ *
+ * Thread safety: narma follows MPI_THREAD_FUNNELED. All narma calls of a
+ * process must come from one thread at a time; windows and requests are not
+ * protected against concurrent use.
+ *
+ * Errors: every call returns NARMA_SUCCESS (0) or a positive error class of
+ * enum narma_error; NARMA_Error_string() describes it. When an MPI call
+ * failed underneath, the class is NARMA_ERR_MPI and NARMA_Get_mpi_error()
+ * returns the MPI error code.
+ */
+#ifndef NARMA_NARMA_H
+#define NARMA_NARMA_H
+
+#include <mpi.h>
+#include <narma/narma_version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && !defined(NARMA_NO_VISIBILITY)
+#define NARMA_API __attribute__((visibility("default")))
+#else
+#define NARMA_API
+#endif
+
+/** Opaque window handle. */
+typedef struct narmai_win *NARMA_Win;
+/** Opaque request handle (notification, request-based RMA, epoch). */
+typedef struct narmai_request *NARMA_Request;
+/** Reduction operations are MPI's own. */
+typedef MPI_Op NARMA_Op;
+
+#define NARMA_WIN_NULL     ((NARMA_Win)0)
+#define NARMA_REQUEST_NULL ((NARMA_Request)0)
+
+/* Wildcards and limits for notification matching. */
+#define NARMA_ANY_SOURCE MPI_ANY_SOURCE
+#define NARMA_ANY_TAG    MPI_ANY_TAG
+/** Largest valid notification tag (tags are 0 .. NARMA_TAG_UB). */
+#define NARMA_TAG_UB     0x3fffffff
+#define NARMA_UNDEFINED  MPI_UNDEFINED
+#define NARMA_COMM_NULL  MPI_COMM_NULL
+
+/* Window flavors and models, as reported by NARMA_Win_get_attr. */
+#define NARMA_WIN_FLAVOR_CREATE   MPI_WIN_FLAVOR_CREATE
+#define NARMA_WIN_FLAVOR_ALLOCATE MPI_WIN_FLAVOR_ALLOCATE
+#define NARMA_WIN_FLAVOR_DYNAMIC  MPI_WIN_FLAVOR_DYNAMIC
+#define NARMA_WIN_SEPARATE        MPI_WIN_SEPARATE
+#define NARMA_WIN_UNIFIED         MPI_WIN_UNIFIED
+
+/* Assertions. */
+#define NARMA_MODE_NOCHECK   MPI_MODE_NOCHECK
+#define NARMA_MODE_NOSTORE   MPI_MODE_NOSTORE
+#define NARMA_MODE_NOPUT     MPI_MODE_NOPUT
+#define NARMA_MODE_NOPRECEDE MPI_MODE_NOPRECEDE
+#define NARMA_MODE_NOSUCCEED MPI_MODE_NOSUCCEED
+
+/* Lock types. */
+#define NARMA_LOCK_SHARED    MPI_LOCK_SHARED
+#define NARMA_LOCK_EXCLUSIVE MPI_LOCK_EXCLUSIVE
+
+/* Predefined window attributes. */
+#define NARMA_WIN_BASE          MPI_WIN_BASE
+#define NARMA_WIN_SIZE          MPI_WIN_SIZE
+#define NARMA_WIN_DISP_UNIT     MPI_WIN_DISP_UNIT
+#define NARMA_WIN_CREATE_FLAVOR MPI_WIN_CREATE_FLAVOR
+#define NARMA_WIN_MODEL         MPI_WIN_MODEL
+
+/* Operations. */
+#define NARMA_SUM     MPI_SUM
+#define NARMA_PROD    MPI_PROD
+#define NARMA_MAX     MPI_MAX
+#define NARMA_MIN     MPI_MIN
+#define NARMA_LAND    MPI_LAND
+#define NARMA_LOR     MPI_LOR
+#define NARMA_LXOR    MPI_LXOR
+#define NARMA_BAND    MPI_BAND
+#define NARMA_BOR     MPI_BOR
+#define NARMA_BXOR    MPI_BXOR
+#define NARMA_MAXLOC  MPI_MAXLOC
+#define NARMA_MINLOC  MPI_MINLOC
+#define NARMA_REPLACE MPI_REPLACE
+#define NARMA_NO_OP   MPI_NO_OP
+
+/** Error classes. NARMA_SUCCESS is 0; every error is positive. */
+enum narma_error {
+    NARMA_SUCCESS = 0,
+    NARMA_ERR_ARG,          /**< invalid argument (NULL pointer, bad value) */
+    NARMA_ERR_RANK,         /**< rank outside the window's group */
+    NARMA_ERR_TAG,          /**< tag outside 0..NARMA_TAG_UB (or wildcard where not allowed) */
+    NARMA_ERR_COUNT,        /**< negative or inconsistent count */
+    NARMA_ERR_TYPE,         /**< invalid or unsupported datatype, or type signature mismatch */
+    NARMA_ERR_OP,           /**< operation not allowed for this call */
+    NARMA_ERR_WIN,          /**< invalid window */
+    NARMA_ERR_DISP,         /**< access outside the target's window memory */
+    NARMA_ERR_RMA_SYNC,     /**< call not allowed in the window's epoch state */
+    NARMA_ERR_RMA_CONFLICT, /**< conflicting epochs (e.g. lock held twice, mixed epoch types) */
+    NARMA_ERR_REQUEST,      /**< invalid request, freed request or wrong request state */
+    NARMA_ERR_NO_MEM,       /**< out of memory */
+    NARMA_ERR_ATTACH,       /**< dynamic window attach/detach error */
+    NARMA_ERR_KEYVAL,       /**< invalid attribute key */
+    NARMA_ERR_NOT_INIT,     /**< MPI is not initialised */
+    NARMA_ERR_PENDING,      /**< resources still in use (pending epochs or requests) */
+    NARMA_ERR_UNSUPPORTED,  /**< not supported by the selected transport */
+    NARMA_ERR_MPI,          /**< an MPI call failed: see NARMA_Get_mpi_error() */
+    NARMA_ERR_INTERN,       /**< internal error (a bug: please report) */
+    NARMA_ERR_LASTCODE
+};
+
+/* foMPI-NA compatible error names. */
+#define NARMA_ERROR_RMA_NO_SYNC               NARMA_ERR_RMA_SYNC
+#define NARMA_ERROR_RMA_DATATYPE_MISMATCH     NARMA_ERR_TYPE
+#define NARMA_ERROR_RMA_NO_LOCK_HOLDING       NARMA_ERR_RMA_SYNC
+#define NARMA_ERROR_RMA_SYNC_CONFLICT         NARMA_ERR_RMA_CONFLICT
+#define NARMA_ERROR_RMA_WRITE_SHARED_CONFLICT NARMA_ERR_RMA_CONFLICT
+#define NARMA_ERROR_RMA_WIN_MEM_NOT_FOUND     NARMA_ERR_DISP
+#define NARMA_OP_NOT_SUPPORTED                NARMA_ERR_OP
+#define NARMA_DATATYPE_NOT_SUPPORTED          NARMA_ERR_TYPE
+
+/* ---- Library ---------------------------------------------------------- */
+
+/** Initialise MPI (if not yet) and narma. narma also works after a plain MPI_Init. */
+NARMA_API int NARMA_Init(int *argc, char ***argv);
+/** Release narma's resources and finalise MPI if NARMA_Init initialised it. */
+NARMA_API int NARMA_Finalize(void);
+/** Human-readable text for an error class; never NULL. */
+NARMA_API const char *NARMA_Error_string(int errorcode);
+/** The MPI error code behind the last NARMA_ERR_MPI of this process. */
+NARMA_API int NARMA_Get_mpi_error(void);
+/** Version string, e.g. "0.1.0". */
+NARMA_API const char *NARMA_Get_version(void);
+/** Name of the transport a window uses ("shm" or "mpi"). */
+NARMA_API const char *NARMA_Win_get_transport(NARMA_Win win);
+
+NARMA_API int NARMA_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+NARMA_API int NARMA_Free_mem(void *base);
+NARMA_API int NARMA_Type_free(MPI_Datatype *datatype);
+
+/* ---- Windows ---------------------------------------------------------- */
+
+NARMA_API int NARMA_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                               MPI_Comm comm, NARMA_Win *win);
+NARMA_API int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                 void *baseptr, NARMA_Win *win);
+NARMA_API int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win);
+/** Collective. Fails with NARMA_ERR_PENDING (and frees nothing) while epochs or
+ *  active notification requests remain on the window. */
+NARMA_API int NARMA_Win_free(NARMA_Win *win);
+NARMA_API int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size);
+NARMA_API int NARMA_Win_detach(NARMA_Win win, const void *base);
+NARMA_API int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group);
+NARMA_API int NARMA_Win_set_name(NARMA_Win win, const char *win_name);
+NARMA_API int NARMA_Win_get_name(NARMA_Win win, char *win_name, int *resultlen);
+NARMA_API int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                      MPI_Win_delete_attr_function *win_delete_attr_fn,
+                                      int *win_keyval, void *extra_state);
+NARMA_API int NARMA_Win_free_keyval(int *win_keyval);
+NARMA_API int NARMA_Win_set_attr(NARMA_Win win, int win_keyval, void *attribute_val);
+NARMA_API int NARMA_Win_get_attr(NARMA_Win win, int win_keyval, void *attribute_val, int *flag);
+NARMA_API int NARMA_Win_delete_attr(NARMA_Win win, int win_keyval);
+
+/* ---- Synchronisation -------------------------------------------------- */
+
+NARMA_API int NARMA_Win_fence(int assert, NARMA_Win win);
+NARMA_API int NARMA_Win_start(MPI_Group group, int assert, NARMA_Win win);
+NARMA_API int NARMA_Win_complete(NARMA_Win win);
+NARMA_API int NARMA_Win_post(MPI_Group group, int assert, NARMA_Win win);
+NARMA_API int NARMA_Win_wait(NARMA_Win win);
+NARMA_API int NARMA_Win_test(NARMA_Win win, int *flag);
+NARMA_API int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win win);
+NARMA_API int NARMA_Win_unlock(int rank, NARMA_Win win);
+NARMA_API int NARMA_Win_lock_all(int assert, NARMA_Win win);
+NARMA_API int NARMA_Win_unlock_all(NARMA_Win win);
+NARMA_API int NARMA_Win_flush(int rank, NARMA_Win win);
+NARMA_API int NARMA_Win_flush_all(NARMA_Win win);
+NARMA_API int NARMA_Win_flush_local(int rank, NARMA_Win win);
+NARMA_API int NARMA_Win_flush_local_all(NARMA_Win win);
+NARMA_API int NARMA_Win_sync(NARMA_Win win);
+
+/* ---- Communication ---------------------------------------------------- */
+
+NARMA_API int NARMA_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, NARMA_Win win);
+NARMA_API int NARMA_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, NARMA_Win win);
+NARMA_API int NARMA_Accumulate(const void *origin_addr, int origin_count,
+                               MPI_Datatype origin_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count,
+                               MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win);
+NARMA_API int NARMA_Get_accumulate(const void *origin_addr, int origin_count,
+                                   MPI_Datatype origin_datatype, void *result_addr,
+                                   int result_count, MPI_Datatype result_datatype,
+                                   int target_rank, MPI_Aint target_disp, int target_count,
+                                   MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win);
+NARMA_API int NARMA_Fetch_and_op(const void *origin_addr, void *result_addr,
+                                 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                                 NARMA_Op op, NARMA_Win win);
+NARMA_API int NARMA_Compare_and_swap(const void *origin_addr, const void *compare_addr,
+                                     void *result_addr, MPI_Datatype datatype, int target_rank,
+                                     MPI_Aint target_disp, NARMA_Win win);
+NARMA_API int NARMA_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Raccumulate(const void *origin_addr, int origin_count,
+                                MPI_Datatype origin_datatype, int target_rank,
+                                MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                NARMA_Request *request);
+NARMA_API int NARMA_Rget_accumulate(const void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, void *result_addr,
+                                    int result_count, MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                    NARMA_Request *request);
+
+/* ---- Notified Access -------------------------------------------------- */
+/*
+ * A notified access writes (or reads) target memory and then enqueues a
+ * notification <origin rank, tag> at the target. Each notified access forms
+ * its own epoch: it is legal inside any access epoch and outside one, and
+ * when the call returns the access is complete at the target with its
+ * notification (on every transport), so the target matches it without any
+ * further call by the origin. The origin buffer may be reused on return.
+ */
+NARMA_API int NARMA_Put_notify(const void *origin_addr, int origin_count,
+                               MPI_Datatype origin_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count,
+                               MPI_Datatype target_datatype, NARMA_Win win, int tag);
+NARMA_API int NARMA_Get_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               int target_rank, MPI_Aint target_disp, int target_count,
+                               MPI_Datatype target_datatype, NARMA_Win win, int tag);
+/** Request-based forms; as in foMPI-NA the tag is the last argument. */
+NARMA_API int NARMA_Rput_notify(const void *origin_addr, int origin_count,
+                                MPI_Datatype origin_datatype, int target_rank,
+                                MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, NARMA_Win win,
+                                NARMA_Request *request, int tag);
+NARMA_API int NARMA_Rget_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                int target_rank, MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, NARMA_Win win,
+                                NARMA_Request *request, int tag);
+/** Accumulate, then notify (beyond the paper). */
+NARMA_API int NARMA_Accumulate_notify(const void *origin_addr, int origin_count,
+                                      MPI_Datatype origin_datatype, int target_rank,
+                                      MPI_Aint target_disp, int target_count,
+                                      MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                      int tag);
+
+/**
+ * Create an inactive persistent notification request matching notified
+ * accesses from @p src_rank (or NARMA_ANY_SOURCE) with @p tag (or
+ * NARMA_ANY_TAG). Once started it completes after @p expected_count matches;
+ * the status then holds source and tag of the last match (MPI_Get_count on
+ * MPI_BYTE gives its size).
+ */
+NARMA_API int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
+                                NARMA_Request *request);
+NARMA_API int NARMA_Start(NARMA_Request *request);
+NARMA_API int NARMA_Startall(int count, NARMA_Request array_of_requests[]);
+
+/* ---- Request completion (all request kinds) --------------------------- */
+
+NARMA_API int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status);
+NARMA_API int NARMA_Wait(NARMA_Request *request, MPI_Status *status);
+NARMA_API int NARMA_Testany(int count, NARMA_Request array_of_requests[], int *index, int *flag,
+                            MPI_Status *status);
+NARMA_API int NARMA_Waitany(int count, NARMA_Request array_of_requests[], int *index,
+                            MPI_Status *status);
+NARMA_API int NARMA_Testall(int count, NARMA_Request array_of_requests[], int *flag,
+                            MPI_Status array_of_statuses[]);
+NARMA_API int NARMA_Waitall(int count, NARMA_Request array_of_requests[],
+                            MPI_Status array_of_statuses[]);
+NARMA_API int NARMA_Testsome(int incount, NARMA_Request array_of_requests[], int *outcount,
+                             int array_of_indices[], MPI_Status array_of_statuses[]);
+NARMA_API int NARMA_Waitsome(int incount, NARMA_Request array_of_requests[], int *outcount,
+                             int array_of_indices[], MPI_Status array_of_statuses[]);
+/** Free a request. An active notification request is withdrawn: it matches nothing afterwards. */
+NARMA_API int NARMA_Request_free(NARMA_Request *request);
+
+/** Drive narma's progress engine once (never blocks). */
+NARMA_API int NARMA_Progress(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NARMA_NARMA_H */

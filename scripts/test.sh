@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+#
+# Build narma and run its tests:  ./scripts/test.sh [--sanitize] [--mpi auto|mpich|openmpi|system]
+#                                                    [-- <extra ctest arguments>]
+#
+# Sets up the machine first (scripts/ensure-env.sh: build tools, the MPI), configures CMake into
+# build-<mpi>/ (build-<mpi>-sanitize/ with --sanitize), builds with every core, then runs ctest.
+# The last line printed is ctest's summary ("100% tests passed, 0 tests failed out of N"); the
+# exit status is non-zero when anything failed.
+#
+# Tests run one at a time. Most MPI tests start 3 or 4 ranks on this 2-core machine, and MPI ranks
+# poll while they wait: two tests at once would put up to 8 spinning processes on 2 cores, making
+# each test several times slower (a 4-rank passive-target test already takes seconds instead of
+# milliseconds when oversubscribed) and pushing some towards their timeouts for no gain.
+set -euo pipefail
+
+root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
+sanitize=0
+ctest_extra=()
+
+usage() {
+    sed -n '3,4p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --sanitize) sanitize=1 ;;
+    --mpi)
+        [ $# -ge 2 ] || usage
+        export NARMA_MPI="$2"
+        shift
+        ;;
+    --mpi=*) export NARMA_MPI="${1#--mpi=}" ;;
+    --)
+        shift
+        ctest_extra=("$@")
+        break
+        ;;
+    -h | --help) usage ;;
+    *)
+        echo "test.sh: unknown option '$1'" >&2
+        usage
+        ;;
+    esac
+    shift
+done
+
+# shellcheck source=/dev/null # (following it makes shellcheck think its final `return` ends us)
+. "$root/scripts/ensure-env.sh"
+
+build="$NARMA_BUILD_DIR"
+cmake_args=(
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    -DMPI_C_COMPILER="$(command -v mpicc)"
+    -DMPIEXEC_EXECUTABLE="$(command -v mpiexec)"
+    # A CMake list, so that several flags reach mpiexec as separate arguments.
+    -DMPIEXEC_PREFLAGS="${NARMA_MPIEXEC_PREFLAGS// /;}"
+)
+if [ "$sanitize" = 1 ]; then
+    build="$build-sanitize"
+    # -O1 keeps sanitizer reports readable and the tests quick; no -DNDEBUG, so asserts run too.
+    cmake_args+=(-DNARMA_SANITIZE=ON -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g")
+    export LSAN_OPTIONS="suppressions=$root/scripts/lsan-mpi.supp:print_suppressions=0"
+    if [ "$NARMA_MPI_FLAVOR" = openmpi ]; then
+        LSAN_OPTIONS="$LSAN_OPTIONS:fast_unwind_on_malloc=0"
+    fi
+    export UBSAN_OPTIONS="print_stacktrace=1"
+fi
+if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
+    cmake_args+=(-G Ninja)
+fi
+
+echo "== narma tests: MPI ${NARMA_MPI_SELECTED} ($(command -v mpiexec))," \
+    "build dir ${build#"$root"/}$([ "$sanitize" = 1 ] && echo ', ASan+UBSan')"
+
+mkdir -p "$build"
+cmake -S "$root" -B "$build" "${cmake_args[@]}" >"$build/narma-configure.log" 2>&1 || {
+    cat "$build/narma-configure.log" >&2
+    echo "test.sh: CMake configuration failed (log above)" >&2
+    exit 1
+}
+cmake --build "$build" --parallel "$(nproc)" || {
+    echo "test.sh: build failed" >&2
+    exit 1
+}
+
+# ctest prints its summary line, then the total time and the list of failed tests. Stream
+# everything as it comes, but hold back the summary line and print it last.
+cd "$build"
+set +e
+ctest --output-on-failure --no-tests=error "${ctest_extra[@]}" </dev/null 2>&1 | awk '
+    /^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+/ { summary = $0; next }
+    { print; fflush() }
+    END { if (summary != "") print summary }'
+status=${PIPESTATUS[0]}
+exit "$status"

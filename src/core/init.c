@@ -1,0 +1,104 @@
+/* Library set-up: lazy after a plain MPI_Init, or explicit through NARMA_Init. */
+#include "core/narmai.h"
+#include "util/dtype.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct narmai_global narmai_g;
+
+static uint32_t narmai_env_u32(const char *name, uint32_t dflt)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0') return dflt;
+    char *end;
+    unsigned long x = strtoul(v, &end, 0);
+    if (*end != '\0' || x > UINT32_MAX) {
+        fprintf(stderr, "narma: ignoring %s=%s (not a number)\n", name, v);
+        return dflt;
+    }
+    return (uint32_t)x;
+}
+
+int narmai_lazy_init(void)
+{
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) return NARMAI_ERR(NARMA_ERR_NOT_INIT, "call MPI_Init or NARMA_Init first");
+    MPI_Finalized(&flag);
+    if (flag) return NARMAI_ERR(NARMA_ERR_NOT_INIT, "MPI is already finalised");
+
+    /* NARMA_TRANSPORT: auto (default), shm, mpi. */
+    const char *t = getenv("NARMA_TRANSPORT");
+    narmai_g.forced_transport = 0;
+    if (t != NULL && strcmp(t, "shm") == 0) narmai_g.forced_transport = 1;
+    else if (t != NULL && strcmp(t, "mpi") == 0) narmai_g.forced_transport = 2;
+    else if (t != NULL && *t != '\0' && strcmp(t, "auto") != 0)
+        fprintf(stderr, "narma: unknown NARMA_TRANSPORT=%s, using auto\n", t);
+
+    /* NARMA_RING_SLOTS: notification ring capacity per target, rounded up to a power of two. */
+    uint32_t slots = narmai_env_u32("NARMA_RING_SLOTS", NARMA_DEFAULT_RING_SLOTS);
+    if (slots < 2) slots = 2;
+    uint32_t p2 = 1;
+    while (p2 < slots && p2 < (UINT32_C(1) << 24)) p2 <<= 1;
+    narmai_g.ring_slots = p2;
+    /* NARMA_INLINE_MAX: largest notified put (bytes) carried inside the record; 0 disables. */
+    narmai_g.inline_max = narmai_env_u32("NARMA_INLINE_MAX", 40);
+    if (narmai_g.inline_max > 40) narmai_g.inline_max = 40;
+    /* NARMA_SPIN_COUNT: polls before a waiting call starts yielding the core. */
+    narmai_g.spin_count = narmai_env_u32("NARMA_SPIN_COUNT", 2000);
+    narmau_dlist_init(&narmai_g.windows);
+    narmai_g.initialized = 1;
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Init(int *argc, char ***argv)
+{
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) {
+        NARMAI_MPI(MPI_Init(argc, argv));
+        narmai_g.we_initialized_mpi = 1;
+    }
+    return narmai_ensure_init();
+}
+
+int NARMA_Finalize(void)
+{
+    if (narmai_g.initialized) {
+        if (!narmau_dlist_empty(&narmai_g.windows))
+            fprintf(stderr, "narma: NARMA_Finalize with %d window(s) not freed\n",
+                    narmai_g.nwindows);
+        narmau_dtype_cache_clear();
+        narmai_g.initialized = 0;
+    }
+    if (narmai_g.we_initialized_mpi) {
+        narmai_g.we_initialized_mpi = 0;
+        NARMAI_MPI(MPI_Finalize());
+    }
+    return NARMA_SUCCESS;
+}
+
+const char *NARMA_Get_version(void) { return NARMA_VERSION; }
+
+int NARMA_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    if (size < 0 || baseptr == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "size %ld", (long)size);
+    NARMAI_MPI(MPI_Alloc_mem(size, info, baseptr));
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Free_mem(void *base)
+{
+    NARMAI_MPI(MPI_Free_mem(base));
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Type_free(MPI_Datatype *datatype)
+{
+    if (datatype == NULL || *datatype == MPI_DATATYPE_NULL)
+        return NARMAI_ERR(NARMA_ERR_TYPE, "NULL datatype");
+    narmau_dtype_forget(*datatype);
+    NARMAI_MPI(MPI_Type_free(datatype));
+    return NARMA_SUCCESS;
+}

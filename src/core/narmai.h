@@ -1,0 +1,169 @@
+/* Core internals shared by src/core. Not installed. */
+#ifndef NARMAI_H
+#define NARMAI_H
+
+#include <narma/narma.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "util/list.h"
+#include "util/atomic.h"
+
+/* Internal "try again later" result: drives deferral inside the library and
+ * never reaches the user. */
+#define NARMAI_AGAIN (-1)
+
+/* Record an MPI failure and return NARMA_ERR_MPI (the MPI code stays retrievable). */
+int narmai_mpi_error(int mpi_code);
+#define NARMAI_MPI(call)                                                                \
+    do {                                                                                \
+        int narmai_mpi_rc_ = (call);                                                    \
+        if (narmai_mpi_rc_ != MPI_SUCCESS) return narmai_mpi_error(narmai_mpi_rc_);     \
+    } while (0)
+
+/* Report an error to the user: returns the class unchanged, after printing a
+ * one-line diagnostic when NARMA_VERBOSE is set. */
+int narmai_err(int errclass, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define NARMAI_ERR(cls, ...) narmai_err((cls), __func__, __VA_ARGS__)
+
+/* ---- global state ---- */
+struct narmai_global {
+    int initialized;         /* narma state is set up */
+    int we_initialized_mpi;  /* NARMA_Init called MPI_Init */
+    int forced_transport;    /* 0 auto, 1 shm, 2 mpi */
+    uint32_t ring_slots;     /* notification ring capacity per target */
+    uint32_t inline_max;     /* largest notified put carried inline */
+    uint32_t spin_count;     /* polls before a wait starts yielding */
+    narmau_dlist windows;    /* every live window (progress visits them in creation order) */
+    int nwindows;
+};
+extern struct narmai_global narmai_g;
+int narmai_lazy_init(void);
+static inline int narmai_ensure_init(void)
+{
+    return narmai_g.initialized ? NARMA_SUCCESS : narmai_lazy_init();
+}
+
+/* ---- epochs ---- */
+enum narmai_access { NARMAI_ACC_NONE = 0, NARMAI_ACC_FENCE, NARMAI_ACC_PSCW, NARMAI_ACC_LOCK,
+                     NARMAI_ACC_LOCK_ALL };
+enum narmai_lockstate { NARMAI_UNLOCKED = 0, NARMAI_LOCKED_SHARED, NARMAI_LOCKED_EXCL,
+                        NARMAI_LOCKED_NOCHECK };
+
+/* ---- requests ----
+ * Persistent notification requests (NARMA_Notify_init):
+ *
+ *     Notify_init ──> INACTIVE ──Start──> ACTIVE ──(matched == expected)──> COMPLETE
+ *                        ^                   │                                  │
+ *                        └───────────────────┴──────── Test/Wait ───────────────┘
+ *                                        (Test/Wait on ACTIVE polls progress)
+ *     Request_free from any state: an ACTIVE request is withdrawn from the
+ *     window's active list first, so it matches nothing afterwards.
+ *     Start on ACTIVE or COMPLETE is NARMA_ERR_REQUEST.
+ *
+ * Non-persistent requests (Rput, Rget, ..., R*_notify) are created ACTIVE (or
+ * already COMPLETE); Test/Wait that observes completion frees them and sets
+ * the caller's handle to NARMA_REQUEST_NULL. */
+enum narmai_req_kind { NARMAI_REQ_NOTIFY = 1, NARMAI_REQ_RMA };
+enum narmai_req_state { NARMAI_REQ_INACTIVE = 1, NARMAI_REQ_ACTIVE, NARMAI_REQ_COMPLETE,
+                        NARMAI_REQ_DEAD };
+#define NARMAI_REQ_MAGIC 0x6e61726d61726571ull /* "narmareq" */
+
+struct narmai_win;
+struct narmai_request {
+    uint64_t magic;
+    uint8_t kind, state;
+    int32_t src, tag;          /* match specification (notification requests) */
+    int32_t expected, matched;
+    int32_t st_src, st_tag;    /* status of the last match */
+    int64_t st_bytes;
+    int st_error;
+    struct narmai_win *win;
+    narmau_dlist link;         /* on win->active_reqs while ACTIVE */
+    MPI_Request mpi_req;       /* RMA requests on the mpi transport */
+};
+
+/* ---- unexpected queue (notify_match.c) ---- */
+struct narmai_uq_entry;
+struct narmai_uq_bin;
+struct narmai_uq {
+    narmau_dlist all;       /* every entry in arrival order */
+    struct narmai_uq_bin **buckets; /* hash of bins keyed by (src,tag), by src, by tag */
+    uint32_t nbuckets, nbins;
+    size_t count;
+    struct narmai_uq_entry *freelist;
+};
+void narmai_uq_init(struct narmai_uq *q);
+void narmai_uq_destroy(struct narmai_uq *q);
+/* Append an arrived notification. Returns 0 or NARMA_ERR_NO_MEM. */
+int narmai_uq_push(struct narmai_uq *q, int32_t src, int32_t tag, int64_t bytes);
+/* Remove the oldest entry matching (src, tag) (wildcards allowed); 1 if found. O(1). */
+int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_src,
+                  int32_t *out_tag, int64_t *out_bytes);
+
+/* Matching of arrived notifications against active requests (notify_match.c). */
+void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64_t bytes);
+int narmai_notify_start(struct narmai_request *r);
+void narmai_notify_withdraw(struct narmai_request *r);
+
+/* ---- windows ---- */
+struct narmat_ops;
+#define NARMAI_WIN_MAGIC 0x6e61726d6177696eull /* "narmawin" */
+
+struct narmai_win {
+    uint64_t magic;
+    MPI_Comm comm;             /* private duplicate */
+    int rank, size;
+    int flavor;
+    MPI_Aint size_bytes;       /* local window size */
+    int disp_unit;
+    void *base;
+    const struct narmat_ops *ops;
+    void *tp;                  /* transport-private state */
+    MPI_Win attr_win;          /* MPI window carrying attributes and the name */
+    narmau_dlist link;         /* on narmai_g.windows */
+
+    /* access epoch */
+    int access;                /* enum narmai_access */
+    int fence_open;            /* a fence opened an epoch that no other call closed yet */
+    uint64_t fence_count;      /* fences that closed/opened an epoch so far */
+    int *acc_group;            /* PSCW access group (window ranks), nacc entries */
+    int nacc;
+    uint64_t *acc_ids;         /* access id A per member of acc_group */
+    uint8_t *lockstate;        /* per target: enum narmai_lockstate */
+    int nlocked;
+    /* exposure epoch */
+    int exposed;               /* a PSCW exposure epoch is open */
+    int *exp_group;
+    int nexp;
+    uint64_t *exp_ids;         /* exposure id E per member of exp_group */
+    /* O(1) epoch matching counters per peer (paper section VII-B) */
+    uint64_t *a_req;           /* accesses requested toward peer */
+    uint64_t *e_open;          /* exposures opened toward peer */
+
+    /* notification matching */
+    narmau_dlist active_reqs;  /* ACTIVE notification requests in Start order */
+    int nreqs;                 /* live notification requests bound to this window */
+    struct narmai_uq uq;
+};
+
+static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == NARMAI_WIN_MAGIC; }
+
+/* progress.c */
+void narmai_progress(void);
+void narmai_progress_win(struct narmai_win *w);
+/* Bounded spin, then yield the core. */
+typedef struct { uint32_t spins; } narmai_waiter;
+void narmai_wait_step(narmai_waiter *wt);
+
+/* epochs: helpers used by rma.c */
+int narmai_check_access(struct narmai_win *w, int target);
+int narmai_epoch_free_check(struct narmai_win *w);
+
+/* Translate the members of an MPI group into window ranks (malloc'd array). */
+int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int **ranks, int *n);
+
+struct narmai_request *narmai_request_new(int kind, struct narmai_win *w);
+void narmai_request_release(struct narmai_request *r);
+
+#endif

@@ -1,0 +1,76 @@
+/* Notified Access entry points (paper section III-B). Each notified access
+ * forms its own epoch: legal inside any access epoch and outside one. */
+#include "core/rma.h"
+#include "transport/transport.h"
+
+static inline int check_tag(int tag)
+{
+    if (tag < 0 || tag > NARMA_TAG_UB)
+        return NARMAI_ERR(NARMA_ERR_TAG, "tag %d outside 0..%d", tag, NARMA_TAG_UB);
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                     int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
+{
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
+    if (rc || (rc = check_tag(tag))) return rc;
+#endif
+    return w->ops->put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+}
+
+int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                     int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
+{
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
+    if (rc || (rc = check_tag(tag))) return rc;
+#endif
+    return w->ops->get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+}
+
+int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                            MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
+                            NARMA_Win w, int tag)
+{
+    if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+#if NARMA_ARG_CHECKS
+    int flags = NARMAI_CHK_NO_EPOCH | (op == MPI_NO_OP ? NARMAI_CHK_NO_ORIGIN : 0);
+    int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, flags);
+    if (rc || (rc = check_tag(tag)) || (rc = narmai_acc_check(op, ttype))) return rc;
+#endif
+    return w->ops->acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
+}
+
+/* The transports complete notified accesses before returning, so the request
+ * of the R* forms is complete at creation (local completion included). */
+static int completed_request(struct narmai_win *w, int rc, NARMA_Request *request)
+{
+    if (rc) return rc;
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    r->state = NARMAI_REQ_COMPLETE;
+    r->st_src = w->rank;
+    r->st_tag = MPI_ANY_TAG;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                      MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Win w,
+                      NARMA_Request *request, int tag)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    int rc = NARMA_Put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
+    return completed_request(w, rc, request);
+}
+
+int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request,
+                      int tag)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    int rc = NARMA_Get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
+    return completed_request(w, rc, request);
+}

@@ -1,0 +1,42 @@
+/*
+ * The progress engine. One pass, in a fixed order:
+ *   1. every window's transport is polled: notifications drained from the
+ *      local ring are matched (or queued as unexpected) in arrival order;
+ *   2. (epoch engine) deferred epoch operations are retried;
+ *   3. requests observe completion in Test/Wait themselves.
+ * It runs inside every waiting call and from NARMA_Progress; no helper thread.
+ * Waits spin for a bounded number of polls (NARMA_SPIN_COUNT) and then yield
+ * the core on every poll, so oversubscribed ranks make progress.
+ */
+#include "core/narmai.h"
+#include "transport/transport.h"
+#include <sched.h>
+
+void narmai_progress_win(struct narmai_win *w) { narmat_poll(w, narmai_notify_arrived); }
+
+void narmai_progress(void)
+{
+    narmau_dlist *pos, *tmp;
+    narmau_dlist_foreach_safe(pos, tmp, &narmai_g.windows)
+    {
+        narmai_progress_win(narmau_container_of(pos, struct narmai_win, link));
+    }
+}
+
+void narmai_wait_step(narmai_waiter *wt)
+{
+    if (wt->spins < narmai_g.spin_count) {
+        wt->spins++;
+        narmau_cpu_relax();
+    } else {
+        sched_yield();
+    }
+}
+
+int NARMA_Progress(void)
+{
+    int rc = narmai_ensure_init();
+    if (rc) return rc;
+    narmai_progress();
+    return NARMA_SUCCESS;
+}

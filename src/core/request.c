@@ -1,0 +1,317 @@
+/* Requests: creation, persistent start, completion (Test/Wait families), free. */
+#include "core/narmai.h"
+#include <stdlib.h>
+
+struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
+{
+    struct narmai_request *r = calloc(1, sizeof(*r));
+    if (r == NULL) return NULL;
+    r->magic = NARMAI_REQ_MAGIC;
+    r->kind = (uint8_t)kind;
+    r->state = NARMAI_REQ_ACTIVE;
+    r->win = w;
+    r->mpi_req = MPI_REQUEST_NULL;
+    narmau_dlist_init(&r->link);
+    return r;
+}
+
+void narmai_request_release(struct narmai_request *r)
+{
+    if (r->kind == NARMAI_REQ_NOTIFY && r->win != NULL) r->win->nreqs--;
+    r->magic = 0;
+    r->state = NARMAI_REQ_DEAD;
+    free(r);
+}
+
+static inline int req_ok(const struct narmai_request *r)
+{
+    return r != NULL && r->magic == NARMAI_REQ_MAGIC;
+}
+
+static void status_empty(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE) return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_elements_x(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+}
+
+/* Is the request complete? Drives the transport for RMA requests. */
+static int req_done(struct narmai_request *r)
+{
+    if (r->state == NARMAI_REQ_COMPLETE) return 1;
+    if (r->kind == NARMAI_REQ_RMA && r->mpi_req != MPI_REQUEST_NULL) {
+        int flag = 0;
+        int rc = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            r->st_error = narmai_mpi_error(rc);
+            flag = 1;
+        }
+        if (flag) r->state = NARMAI_REQ_COMPLETE;
+        return flag;
+    }
+    if (r->kind == NARMAI_REQ_RMA) {
+        r->state = NARMAI_REQ_COMPLETE;
+        return 1;
+    }
+    return 0;
+}
+
+/* Hand a completed request's status to the user and retire it (persistent:
+ * back to INACTIVE; others: freed, handle set to NULL). Returns its error. */
+static int req_finish(NARMA_Request *handle, MPI_Status *st)
+{
+    struct narmai_request *r = *handle;
+    int err = r->st_error;
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = r->st_src;
+        st->MPI_TAG = r->st_tag;
+        st->MPI_ERROR = err ? MPI_ERR_OTHER : MPI_SUCCESS;
+        MPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)r->st_bytes);
+        MPI_Status_set_cancelled(st, 0);
+    }
+    if (r->kind == NARMAI_REQ_NOTIFY) {
+        r->state = NARMAI_REQ_INACTIVE;
+    } else {
+        narmai_request_release(r);
+        *handle = NARMA_REQUEST_NULL;
+    }
+    return err;
+}
+
+/* Inactive persistent or null requests complete at once with an empty status (as in MPI). */
+static inline int req_is_inert(const struct narmai_request *r)
+{
+    return r == NULL || r->state == NARMAI_REQ_INACTIVE;
+}
+
+int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status)
+{
+#if NARMA_ARG_CHECKS
+    if (request == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (*request != NULL && !req_ok(*request))
+        return NARMAI_ERR(NARMA_ERR_REQUEST, "not a live request");
+#endif
+    struct narmai_request *r = *request;
+    if (req_is_inert(r)) {
+        *flag = 1;
+        status_empty(status);
+        return NARMA_SUCCESS;
+    }
+    if (!req_done(r)) {
+        narmai_progress();
+        if (!req_done(r)) {
+            *flag = 0;
+            return NARMA_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return req_finish(request, status);
+}
+
+int NARMA_Wait(NARMA_Request *request, MPI_Status *status)
+{
+#if NARMA_ARG_CHECKS
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (*request != NULL && !req_ok(*request))
+        return NARMAI_ERR(NARMA_ERR_REQUEST, "not a live request");
+#endif
+    struct narmai_request *r = *request;
+    if (req_is_inert(r)) {
+        status_empty(status);
+        return NARMA_SUCCESS;
+    }
+    narmai_waiter wt = {0};
+    while (!req_done(r)) {
+        narmai_progress();
+        if (req_done(r)) break;
+        narmai_wait_step(&wt);
+    }
+    return req_finish(request, status);
+}
+
+static int check_array(int count, NARMA_Request reqs[])
+{
+    if (count < 0) return NARMAI_ERR(NARMA_ERR_COUNT, "count %d", count);
+    if (count > 0 && reqs == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request array");
+    for (int i = 0; i < count; i++)
+        if (reqs[i] != NULL && !req_ok(reqs[i]))
+            return NARMAI_ERR(NARMA_ERR_REQUEST, "request %d is not live", i);
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    int rc = check_array(count, reqs);
+    if (rc) return rc;
+    if (index == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    for (int pass = 0; pass < 2; pass++) {
+        int live = 0;
+        for (int i = 0; i < count; i++) {
+            if (req_is_inert(reqs[i])) continue;
+            live++;
+            if (req_done(reqs[i])) {
+                *index = i;
+                *flag = 1;
+                return req_finish(&reqs[i], status);
+            }
+        }
+        if (live == 0) { /* all null or inactive: MPI says flag = true, index = UNDEFINED */
+            *index = MPI_UNDEFINED;
+            *flag = 1;
+            status_empty(status);
+            return NARMA_SUCCESS;
+        }
+        if (pass == 0) narmai_progress();
+    }
+    *index = MPI_UNDEFINED;
+    *flag = 0;
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Waitany(int count, NARMA_Request reqs[], int *index, MPI_Status *status)
+{
+    int flag = 0, rc;
+    narmai_waiter wt = {0};
+    while ((rc = NARMA_Testany(count, reqs, index, &flag, status)) == NARMA_SUCCESS && !flag)
+        narmai_wait_step(&wt);
+    return rc;
+}
+
+int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    int rc = check_array(count, reqs);
+    if (rc) return rc;
+    if (flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL flag");
+    int all = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        all = 1;
+        for (int i = 0; i < count && all; i++)
+            if (!req_is_inert(reqs[i]) && !req_done(reqs[i])) all = 0;
+        if (all || pass == 1) break;
+        narmai_progress();
+    }
+    *flag = all;
+    if (!all) return NARMA_SUCCESS;
+    int err = NARMA_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        if (req_is_inert(reqs[i])) status_empty(st);
+        else {
+            int e = req_finish(&reqs[i], st);
+            if (e && !err) err = e;
+        }
+    }
+    return err;
+}
+
+int NARMA_Waitall(int count, NARMA_Request reqs[], MPI_Status statuses[])
+{
+    int flag = 0, rc;
+    narmai_waiter wt = {0};
+    while ((rc = NARMA_Testall(count, reqs, &flag, statuses)) == NARMA_SUCCESS && !flag)
+        narmai_wait_step(&wt);
+    return rc;
+}
+
+int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices[],
+                   MPI_Status statuses[])
+{
+    int rc = check_array(incount, reqs);
+    if (rc) return rc;
+    if (outcount == NULL || (incount > 0 && indices == NULL))
+        return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    int live = 0, n = 0, err = NARMA_SUCCESS;
+    for (int pass = 0; pass < 2 && n == 0; pass++) {
+        if (pass == 1) narmai_progress();
+        live = 0;
+        for (int i = 0; i < incount; i++) {
+            if (req_is_inert(reqs[i])) continue;
+            live++;
+            if (req_done(reqs[i])) {
+                MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+                indices[n++] = i;
+                int e = req_finish(&reqs[i], st);
+                if (e && !err) err = e;
+            }
+        }
+        if (live == 0) break;
+    }
+    *outcount = live == 0 && n == 0 ? MPI_UNDEFINED : n;
+    return err;
+}
+
+int NARMA_Waitsome(int incount, NARMA_Request reqs[], int *outcount, int indices[],
+                   MPI_Status statuses[])
+{
+    int rc;
+    narmai_waiter wt = {0};
+    while ((rc = NARMA_Testsome(incount, reqs, outcount, indices, statuses)) == NARMA_SUCCESS &&
+           *outcount == 0)
+        narmai_wait_step(&wt);
+    return rc;
+}
+
+int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
+                      NARMA_Request *request)
+{
+#if NARMA_ARG_CHECKS
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (src_rank != NARMA_ANY_SOURCE && (src_rank < 0 || src_rank >= win->size))
+        return NARMAI_ERR(NARMA_ERR_RANK, "source %d outside 0..%d", src_rank, win->size - 1);
+    if (tag != NARMA_ANY_TAG && (tag < 0 || tag > NARMA_TAG_UB))
+        return NARMAI_ERR(NARMA_ERR_TAG, "tag %d", tag);
+    if (expected_count < 1) return NARMAI_ERR(NARMA_ERR_COUNT, "expected_count %d", expected_count);
+#endif
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_NOTIFY, win);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    r->state = NARMAI_REQ_INACTIVE;
+    r->src = src_rank;
+    r->tag = tag;
+    r->expected = expected_count;
+    win->nreqs++;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Start(NARMA_Request *request)
+{
+#if NARMA_ARG_CHECKS
+    if (request == NULL || !req_ok(*request))
+        return NARMAI_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
+    if ((*request)->kind != NARMAI_REQ_NOTIFY)
+        return NARMAI_ERR(NARMA_ERR_REQUEST, "not a persistent request");
+    if ((*request)->state != NARMAI_REQ_INACTIVE)
+        return NARMAI_ERR(NARMA_ERR_REQUEST, "request is already active");
+#endif
+    return narmai_notify_start(*request);
+}
+
+int NARMA_Startall(int count, NARMA_Request reqs[])
+{
+    if (count < 0 || (count > 0 && reqs == NULL)) return NARMAI_ERR(NARMA_ERR_ARG, "bad array");
+    for (int i = 0; i < count; i++) {
+        int rc = NARMA_Start(&reqs[i]);
+        if (rc) return rc;
+    }
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Request_free(NARMA_Request *request)
+{
+    if (request == NULL || !req_ok(*request))
+        return NARMAI_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
+    struct narmai_request *r = *request;
+    if (r->kind == NARMAI_REQ_NOTIFY) {
+        narmai_notify_withdraw(r);
+    } else if (r->mpi_req != MPI_REQUEST_NULL) {
+        /* An RMA operation still in flight completes at the next flush/unlock. */
+        MPI_Request_free(&r->mpi_req);
+    }
+    narmai_request_release(r);
+    *request = NARMA_REQUEST_NULL;
+    return NARMA_SUCCESS;
+}

@@ -1,0 +1,220 @@
+/* RMA entry points: argument and epoch checks at the boundary, then the transport. */
+#include "core/rma.h"
+#include "transport/transport.h"
+#include "util/acc_ops.h"
+#include "util/dtype.h"
+
+/* Check one side's (count, type) and return its size in bytes. */
+static int check_side(int count, MPI_Datatype type, const narmau_dtype **d, const char *which)
+{
+    if (count < 0) return NARMAI_ERR(NARMA_ERR_COUNT, "%s count %d", which, count);
+    if (type == MPI_DATATYPE_NULL) return NARMAI_ERR(NARMA_ERR_TYPE, "%s datatype is NULL", which);
+    int rc = narmau_dtype_get(type, d);
+    if (rc) return NARMAI_ERR(rc, "%s datatype is invalid or not committed", which);
+    return NARMA_SUCCESS;
+}
+
+int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount,
+                     MPI_Datatype otype, int tcount, MPI_Datatype ttype, int flags)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (target < 0 || target >= w->size)
+        return NARMAI_ERR(NARMA_ERR_RANK, "target %d outside 0..%d", target, w->size - 1);
+    const narmau_dtype *td, *od;
+    int rc = check_side(tcount, ttype, &td, "target");
+    if (rc) return rc;
+    if (!(flags & NARMAI_CHK_NO_ORIGIN)) {
+        if ((rc = check_side(ocount, otype, &od, "origin"))) return rc;
+        if ((MPI_Aint)ocount * od->size != (MPI_Aint)tcount * td->size)
+            return NARMAI_ERR(NARMA_ERR_TYPE, "origin carries %ld bytes, target %ld",
+                              (long)((MPI_Aint)ocount * od->size), (long)((MPI_Aint)tcount * td->size));
+    }
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        MPI_Aint lo, hi;
+        narmau_dtype_span(td, tcount, &lo, &hi);
+        if ((rc = w->ops->check_bounds(w, target, disp, lo, hi))) return rc;
+    }
+    if (!(flags & NARMAI_CHK_NO_EPOCH)) return narmai_check_access(w, target);
+    return NARMA_SUCCESS;
+}
+
+static int rma_request(struct narmai_win *w, MPI_Request mreq, NARMA_Request *request)
+{
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    r->mpi_req = mreq;
+    r->st_src = w->rank;
+    r->st_tag = MPI_ANY_TAG;
+    if (mreq == MPI_REQUEST_NULL) r->state = NARMAI_REQ_COMPLETE;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
+static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                  int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+{
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
+    if (rc) return rc;
+    if (request != NULL && oaddr == NULL && ocount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL buffer");
+#else
+    int rc = narmai_check_access(w, target);
+    if (rc) return rc;
+#endif
+    MPI_Request mreq = MPI_REQUEST_NULL;
+    rc = narmat_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, request ? &mreq : NULL);
+    return rc || request == NULL ? rc : rma_request(w, mreq, request);
+}
+
+static int do_get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                  int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+{
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
+    if (rc) return rc;
+#else
+    int rc = narmai_check_access(w, target);
+    if (rc) return rc;
+#endif
+    MPI_Request mreq = MPI_REQUEST_NULL;
+    rc = narmat_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, request ? &mreq : NULL);
+    return rc || request == NULL ? rc : rma_request(w, mreq, request);
+}
+
+/* Checks shared by the accumulate family: op valid for the target's basic type. */
+int narmai_acc_check(MPI_Op op, MPI_Datatype ttype)
+{
+    const narmau_dtype *td;
+    int rc = narmau_dtype_get(ttype, &td);
+    if (rc) return rc;
+    if (td->basic == MPI_DATATYPE_NULL)
+        return NARMAI_ERR(NARMA_ERR_TYPE, "accumulate datatypes must be built from one predefined type");
+    rc = narmau_acc_check(op, td->basic);
+    return rc ? NARMAI_ERR(rc, "operation not allowed on this datatype") : NARMA_SUCCESS;
+}
+
+static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
+                  MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                  MPI_Op op, NARMA_Win w, NARMA_Request *request)
+{
+#if NARMA_ARG_CHECKS
+    /* With NO_OP the origin buffer is ignored (MPI). */
+    int flags = op == MPI_NO_OP ? NARMAI_CHK_NO_ORIGIN : 0;
+    int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, flags);
+    if (rc) return rc;
+    if ((rc = narmai_acc_check(op, ttype))) return rc;
+    if (raddr != NULL) {
+        const narmau_dtype *rd, *td;
+        if ((rc = check_side(rcount, rtype, &rd, "result"))) return rc;
+        narmau_dtype_get(ttype, &td);
+        if ((MPI_Aint)rcount * rd->size != (MPI_Aint)tcount * td->size)
+            return NARMAI_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
+    }
+#else
+    int rc = narmai_check_access(w, target);
+    if (rc) return rc;
+#endif
+    MPI_Request mreq = MPI_REQUEST_NULL;
+    rc = narmat_acc(w, oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op,
+                    request ? &mreq : NULL);
+    return rc || request == NULL ? rc : rma_request(w, mreq, request);
+}
+
+int NARMA_Put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+              int tcount, MPI_Datatype ttype, NARMA_Win w)
+{
+    return do_put(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL);
+}
+
+int NARMA_Rput(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+               int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return do_put(oaddr, ocount, otype, target, disp, tcount, ttype, w, request);
+}
+
+int NARMA_Get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+              MPI_Datatype ttype, NARMA_Win w)
+{
+    return do_get(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL);
+}
+
+int NARMA_Rget(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+               MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return do_get(oaddr, ocount, otype, target, disp, tcount, ttype, w, request);
+}
+
+int NARMA_Accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                     int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
+{
+    if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+    return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype,
+                  op, w, NULL);
+}
+
+int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                      MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+                      NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+    return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype,
+                  op, w, request);
+}
+
+int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                         int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                         MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
+{
+    if (raddr == NULL && rcount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
+                  NULL);
+}
+
+int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                          int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (raddr == NULL && rcount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
+                  request);
+}
+
+int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target,
+                       MPI_Aint disp, NARMA_Op op, NARMA_Win w)
+{
+    if (raddr == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    if (narmai_win_ok(w) && type != MPI_DATATYPE_NULL) {
+        const narmau_dtype *d;
+        int rc = narmau_dtype_get(type, &d);
+        if (rc == NARMA_SUCCESS && (d->basic != type))
+            return NARMAI_ERR(NARMA_ERR_TYPE, "Fetch_and_op needs a predefined datatype");
+    }
+    return do_acc(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w, NULL);
+}
+
+int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
+                           int target, MPI_Aint disp, NARMA_Win w)
+{
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, 1, type, 1, type, 0);
+    if (rc) return rc;
+    if (oaddr == NULL || caddr == NULL || raddr == NULL)
+        return NARMAI_ERR(NARMA_ERR_ARG, "NULL buffer");
+    /* MPI: C integer, Fortran integer, logical, multi-language and byte types only. */
+    if (type == MPI_FLOAT || type == MPI_DOUBLE || type == MPI_LONG_DOUBLE ||
+        type == MPI_C_FLOAT_COMPLEX || type == MPI_C_DOUBLE_COMPLEX)
+        return NARMAI_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs an integer, logical or byte type");
+    const narmau_dtype *d;
+    narmau_dtype_get(type, &d);
+    if (d->basic != type)
+        return NARMAI_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs a predefined datatype");
+#else
+    int rc = narmai_check_access(w, target);
+    if (rc) return rc;
+#endif
+    return narmat_cas(w, oaddr, caddr, raddr, type, target, disp);
+}

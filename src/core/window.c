@@ -1,0 +1,269 @@
+/* Window creation, destruction, attributes, names and groups. */
+#include "core/narmai.h"
+#include "transport/transport.h"
+#include <stdlib.h>
+#include <string.h>
+
+static void win_release(struct narmai_win *w)
+{
+    free(w->acc_group);
+    free(w->acc_ids);
+    free(w->exp_group);
+    free(w->exp_ids);
+    free(w->lockstate);
+    free(w->a_req);
+    free(w->e_open);
+    narmai_uq_destroy(&w->uq);
+    if (w->comm != MPI_COMM_NULL) MPI_Comm_free(&w->comm);
+    w->magic = 0;
+    free(w);
+}
+
+static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Aint size,
+                   int disp_unit, NARMA_Win *out)
+{
+    int rc = narmai_ensure_init();
+    if (rc) return rc;
+#if NARMA_ARG_CHECKS
+    if (out == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL window pointer");
+    if (comm == MPI_COMM_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_COMM_NULL");
+    if (size < 0) return NARMAI_ERR(NARMA_ERR_ARG, "negative size %ld", (long)size);
+    if (disp_unit <= 0) return NARMAI_ERR(NARMA_ERR_ARG, "disp_unit %d", disp_unit);
+    if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && base == NULL)
+        return NARMAI_ERR(NARMA_ERR_ARG, "NULL base with size %ld", (long)size);
+#endif
+    struct narmai_win *w = calloc(1, sizeof(*w));
+    if (w == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "window");
+    w->magic = NARMAI_WIN_MAGIC;
+    w->flavor = flavor;
+    w->disp_unit = disp_unit;
+    w->size_bytes = size;
+    w->base = base;
+    w->attr_win = MPI_WIN_NULL;
+    narmau_dlist_init(&w->active_reqs);
+    narmai_uq_init(&w->uq);
+    int mrc = MPI_Comm_dup(comm, &w->comm);
+    if (mrc != MPI_SUCCESS) {
+        w->comm = MPI_COMM_NULL;
+        win_release(w);
+        return narmai_mpi_error(mrc);
+    }
+    MPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(w->comm, &w->rank);
+    MPI_Comm_size(w->comm, &w->size);
+    size_t p = (size_t)w->size;
+    w->lockstate = calloc(p, 1);
+    w->a_req = calloc(p, sizeof(uint64_t));
+    w->e_open = calloc(p, sizeof(uint64_t));
+    w->acc_group = malloc(p * sizeof(int));
+    w->acc_ids = malloc(p * sizeof(uint64_t));
+    w->exp_group = malloc(p * sizeof(int));
+    w->exp_ids = malloc(p * sizeof(uint64_t));
+    if (!w->lockstate || !w->a_req || !w->e_open || !w->acc_group || !w->acc_ids ||
+        !w->exp_group || !w->exp_ids) {
+        win_release(w);
+        return NARMAI_ERR(NARMA_ERR_NO_MEM, "window state");
+    }
+    rc = narmat_select(w->comm, flavor, &w->ops);
+    if (rc == NARMA_SUCCESS) rc = w->ops->win_init(w, base, size, info);
+    if (rc != NARMA_SUCCESS) {
+        win_release(w);
+        return rc;
+    }
+    narmau_dlist_push_back(&narmai_g.windows, &w->link);
+    narmai_g.nwindows++;
+    *out = w;
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                     NARMA_Win *win)
+{
+    return win_new(comm, MPI_WIN_FLAVOR_CREATE, info, base, size, disp_unit, win);
+}
+
+int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                       NARMA_Win *win)
+{
+    if (baseptr == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL baseptr");
+    int rc = win_new(comm, MPI_WIN_FLAVOR_ALLOCATE, info, NULL, size, disp_unit, win);
+    if (rc == NARMA_SUCCESS) *(void **)baseptr = (*win)->base;
+    return rc;
+}
+
+int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win)
+{
+    return win_new(comm, MPI_WIN_FLAVOR_DYNAMIC, info, NULL, 0, 1, win);
+}
+
+/* Anything still open or pending on this rank's side of the window? */
+int narmai_epoch_free_check(struct narmai_win *w)
+{
+    if (w->access != NARMAI_ACC_NONE && !(w->access == NARMAI_ACC_FENCE))
+        return NARMAI_ERR(NARMA_ERR_PENDING, "an access epoch is open");
+    if (w->exposed) return NARMAI_ERR(NARMA_ERR_PENDING, "an exposure epoch is open");
+    if (w->nlocked) return NARMAI_ERR(NARMA_ERR_PENDING, "%d lock(s) held", w->nlocked);
+    if (w->nreqs) return NARMAI_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Win_free(NARMA_Win *win)
+{
+    if (win == NULL || !narmai_win_ok(*win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    struct narmai_win *w = *win;
+    /* Every rank learns whether any rank cannot free, so an error never leaves
+     * the others blocked in the collective free. */
+    int mine = narmai_epoch_free_check(w), worst = 0;
+    NARMAI_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm));
+    if (worst != NARMA_SUCCESS)
+        return mine ? mine : NARMAI_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
+    narmai_progress_win(w); /* deliver what already arrived (inline data lands in memory) */
+    int rc = w->ops->win_free(w);
+    narmau_dlist_remove(&w->link);
+    narmai_g.nwindows--;
+    win_release(w);
+    *win = NARMA_WIN_NULL;
+    return rc;
+}
+
+int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size)
+{
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return NARMAI_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
+    if (size < 0 || (size > 0 && base == NULL)) return NARMAI_ERR(NARMA_ERR_ARG, "bad region");
+    return win->ops->attach(win, base, size);
+}
+
+int NARMA_Win_detach(NARMA_Win win, const void *base)
+{
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return NARMAI_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
+    return win->ops->detach(win, base);
+}
+
+const char *NARMA_Win_get_transport(NARMA_Win win)
+{
+    return narmai_win_ok(win) ? win->ops->name : "invalid";
+}
+
+int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group)
+{
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (group == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL group");
+    NARMAI_MPI(MPI_Comm_group(win->comm, group));
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Win_set_name(NARMA_Win win, const char *name)
+{
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (name == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL name");
+    NARMAI_MPI(MPI_Win_set_name(win->attr_win, name));
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
+{
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (name == NULL || resultlen == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    NARMAI_MPI(MPI_Win_get_name(win->attr_win, name, resultlen));
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
+                            MPI_Win_delete_attr_function *delete_fn, int *keyval,
+                            void *extra_state)
+{
+    if (keyval == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL keyval");
+    NARMAI_MPI(MPI_Win_create_keyval(copy_fn, delete_fn, keyval, extra_state));
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Win_free_keyval(int *keyval)
+{
+    if (keyval == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL keyval");
+    int rc = MPI_Win_free_keyval(keyval);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval");
+}
+
+static int is_predefined_keyval(int k)
+{
+    return k == MPI_WIN_BASE || k == MPI_WIN_SIZE || k == MPI_WIN_DISP_UNIT ||
+           k == MPI_WIN_CREATE_FLAVOR || k == MPI_WIN_MODEL;
+}
+
+int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
+{
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (is_predefined_keyval(keyval))
+        return NARMAI_ERR(NARMA_ERR_KEYVAL, "predefined attributes are read-only");
+    int rc = MPI_Win_set_attr(win->attr_win, keyval, val);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
+}
+
+/* Predefined attributes describe narma's window (they differ from the MPI
+ * window underneath, e.g. for shm where one segment holds control words too). */
+int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
+{
+    static int flavor_attr, model_attr = MPI_WIN_UNIFIED;
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (val == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    *flag = 1;
+    if (keyval == MPI_WIN_BASE) *(void **)val = win->base;
+    else if (keyval == MPI_WIN_SIZE) *(MPI_Aint **)val = &win->size_bytes;
+    else if (keyval == MPI_WIN_DISP_UNIT) *(int **)val = &win->disp_unit;
+    else if (keyval == MPI_WIN_CREATE_FLAVOR) {
+        flavor_attr = win->flavor;
+        *(int **)val = &win->flavor;
+    } else if (keyval == MPI_WIN_MODEL) *(int **)val = &model_attr;
+    else {
+        int rc = MPI_Win_get_attr(win->attr_win, keyval, val, flag);
+        if (rc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
+    }
+    (void)flavor_attr;
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
+{
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (is_predefined_keyval(keyval))
+        return NARMAI_ERR(NARMA_ERR_KEYVAL, "predefined attributes cannot be deleted");
+    int rc = MPI_Win_delete_attr(win->attr_win, keyval);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
+}
+
+int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int **ranks, int *n)
+{
+    MPI_Group wg;
+    int gs;
+    if (g == MPI_GROUP_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_GROUP_NULL");
+    NARMAI_MPI(MPI_Group_size(g, &gs));
+    int *in = malloc(sizeof(int) * (size_t)(gs ? gs : 1));
+    int *out = malloc(sizeof(int) * (size_t)(gs ? gs : 1));
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return NARMAI_ERR(NARMA_ERR_NO_MEM, "group");
+    }
+    for (int i = 0; i < gs; i++) in[i] = i;
+    MPI_Comm_group(w->comm, &wg);
+    int rc = MPI_Group_translate_ranks(g, gs, in, wg, out);
+    MPI_Group_free(&wg);
+    free(in);
+    if (rc != MPI_SUCCESS) {
+        free(out);
+        return narmai_mpi_error(rc);
+    }
+    for (int i = 0; i < gs; i++) {
+        if (out[i] == MPI_UNDEFINED) {
+            free(out);
+            return NARMAI_ERR(NARMA_ERR_RANK, "group member %d is not in the window", i);
+        }
+    }
+    *ranks = out;
+    *n = gs;
+    return NARMA_SUCCESS;
+}

@@ -1,0 +1,595 @@
+/*
+ * The portable transport: narma over plain MPI-3 passive-target RMA.
+ *
+ * Used for ranks that do not share memory, for user memory (Win_create),
+ * for dynamic windows, and everywhere with NARMA_TRANSPORT=mpi.
+ *
+ * Each narma window owns two MPI windows, both held in
+ * MPI_Win_lock_all(MPI_MODE_NOCHECK) for their whole life:
+ *   data  the user's memory (create / allocate / dynamic), w->attr_win;
+ *   ctl   MPI_Win_allocate'd, disp_unit 1, same layout on every rank:
+ *
+ *     line 0   header {magic, layout version, slot size, slot count}
+ *     line 1   tail:  ring positions claimed so far (remote Fetch_and_op SUM)
+ *     line 2   head:  ring positions consumed so far (written only by the owner)
+ *     line 3   lock word (NARMAT_CTL_LOCK)
+ *     8 lines  fence[64]
+ *              grant[size], done[size]   (each padded to whole lines)
+ *              ring: slots x 64-byte records
+ *
+ * Data operations are plain MPI RMA on the data window; a per-target "dirty"
+ * flag remembers whether anything was issued since the last flush, so control
+ * updates only pay for a data flush when there is data to order.
+ *
+ * Notification ring (many writers, one reader = the owner), positions are
+ * 64-bit counters that never wrap; slot = pos & (slots - 1):
+ *
+ *   writer  1. issue the data access (Put / Get / Accumulate; none for 0 bytes)
+ *              and, in the same epoch, pos = Fetch_and_op(+1, tail) and
+ *              hd = Fetch_and_op(NO_OP, head); flush ctl, flush data.
+ *              After this single round trip the data is complete at the
+ *              target and position pos belongs to this writer alone.
+ *           2. while pos - hd >= slots (ring full): drive narma's progress
+ *              (so two ranks notifying each other drain their own rings),
+ *              yield, and re-read hd with Fetch_and_op(NO_OP) + flush.
+ *           3. write the record with ONE MPI_Accumulate(MPI_REPLACE) of five
+ *              uint64 words and flush:
+ *                w0 = pos + 1                      (the sequence number)
+ *                w1 = chk << 32 | src
+ *                w2 = chk << 32 | kind << 30 | tag (tags are 30 bits)
+ *                w3 = chk << 32 | bytes & 0xffffffff
+ *                w4 = chk << 32 | bytes >> 32
+ *              with chk = (uint32_t)(pos + 1). Accumulate makes each word
+ *              atomic but not the five together, so every word carries the
+ *              check value: the record is there when all five agree.
+ *   reader  (poll) MPI_Win_sync(ctl); at slot head & mask, acquire-load the
+ *           five words; if w0 == head + 1 and every chk matches, copy the
+ *           record out, head++, deliver it through cb, repeat. Having drained
+ *           n > 0 records it publishes head with MPI_Accumulate(REPLACE) to
+ *           itself + flush, which frees the slots (step 2 of later writers).
+ *
+ * Stale contents can never pass for a new record: the previous record in a
+ * slot has seq pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both
+ * different since slots < 2^32; the zeroed initial slots have w0 == 0, never
+ * a valid seq. Nothing is dropped or overwritten: a writer fills slot pos only
+ * after the reader published head > pos - slots, i.e. after it copied out the
+ * slot's previous record. Cost of a notified access without contention: two
+ * round trips (claim + data, then record), three flush calls.
+ *
+ * Control words: remote updates are MPI atomics on ctl followed by a flush of
+ * ctl; a flush of the data window to the same target (when dirty) precedes
+ * them, which is the contract's release ordering. Local reads are acquire
+ * loads after MPI_Win_sync (unified model), or Fetch_and_op(NO_OP) on self
+ * when MPI reports the separate model.
+ */
+#include "transport/transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MPIT_MAGIC UINT64_C(0x6e61726d616d7069) /* "narmampi" */
+#define MPIT_LAYOUT_VERSION 1
+#define MPIT_LINE 64
+#define MPIT_REC_WORDS 5
+
+/* One ring slot: a cache line. Only the first MPIT_REC_WORDS words are used. */
+struct narmat_mpi_rec {
+    uint64_t w[MPIT_LINE / 8];
+};
+_Static_assert(sizeof(struct narmat_mpi_rec) == MPIT_LINE, "a ring record is one cache line");
+
+/* Fixed byte offsets inside the ctl window. */
+enum {
+    MPIT_OFF_HDR = 0,
+    MPIT_OFF_TAIL = 1 * MPIT_LINE,
+    MPIT_OFF_HEAD = 2 * MPIT_LINE,
+    MPIT_OFF_LOCK = 3 * MPIT_LINE,
+    MPIT_OFF_FENCE = 4 * MPIT_LINE,
+    MPIT_OFF_GRANT = MPIT_OFF_FENCE + NARMAT_FENCE_ROUNDS * 8,
+};
+_Static_assert(MPIT_OFF_GRANT % MPIT_LINE == 0, "grant[] starts on a cache line");
+
+struct narmat_mpi {
+    MPI_Win data, ctl;
+    unsigned char *ctlmem;   /* base of this rank's ctl window */
+    MPI_Aint off_done, off_ring, ctl_bytes;
+    uint64_t slots;          /* ring capacity, same on every rank */
+    uint64_t head;           /* reader: next position to consume */
+    MPI_Aint *sizes;         /* per rank: window size in bytes (create/allocate) */
+    int *units;              /* per rank: displacement unit */
+    uint8_t *dirty;          /* per target: data operations issued since the last flush */
+    int unified;             /* MPI_WIN_MODEL of ctl is MPI_WIN_UNIFIED */
+};
+
+static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
+
+static MPI_Aint pad_line(MPI_Aint n) { return (n + MPIT_LINE - 1) / MPIT_LINE * MPIT_LINE; }
+
+static MPI_Aint ctl_offset(const struct narmat_mpi *t, int kind, int arg)
+{
+    switch (kind) {
+    case NARMAT_CTL_LOCK: return MPIT_OFF_LOCK;
+    case NARMAT_CTL_FENCE: return MPIT_OFF_FENCE + (MPI_Aint)arg * 8;
+    case NARMAT_CTL_GRANT: return MPIT_OFF_GRANT + (MPI_Aint)arg * 8;
+    default: return t->off_done + (MPI_Aint)arg * 8; /* NARMAT_CTL_DONE */
+    }
+}
+
+static inline uint64_t *ctl_word(const struct narmat_mpi *t, MPI_Aint off)
+{
+    return (uint64_t *)(void *)(t->ctlmem + off);
+}
+
+/* ---- window life cycle ---- */
+
+static void mpit_release(struct narmat_mpi *t)
+{
+    if (t == NULL) return;
+    if (t->ctl != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(t->ctl);
+        MPI_Win_free(&t->ctl);
+    }
+    if (t->data != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(t->data);
+        MPI_Win_free(&t->data);
+    }
+    free(t->sizes);
+    free(t->units);
+    free(t->dirty);
+    free(t);
+}
+
+/* Inside win_init: record an MPI failure and leave through the one cleanup exit. */
+#define MPIT_TRY(call)                                                                    \
+    do {                                                                                  \
+        int mpit_rc_ = (call);                                                            \
+        if (mpit_rc_ != MPI_SUCCESS) {                                                    \
+            rc = narmai_mpi_error(mpit_rc_);                                              \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+
+static int mpit_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+{
+    int rc = NARMA_SUCCESS, flag;
+    MPI_Info cinfo = MPI_INFO_NULL;
+    struct narmat_mpi *t = calloc(1, sizeof(*t));
+    if (t == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
+    t->data = t->ctl = MPI_WIN_NULL;
+    size_t p = (size_t)w->size;
+    t->sizes = malloc(p * sizeof(*t->sizes));
+    t->units = malloc(p * sizeof(*t->units));
+    t->dirty = calloc(p, 1);
+    if (!t->sizes || !t->units || !t->dirty) {
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
+        goto fail;
+    }
+
+    /* Data window. Allocations are padded to whole cache lines (Debian's
+     * MPICH 4.0.2 loses puts on MPI_Win_allocate windows whose size is not a
+     * multiple of 16); bounds checks still use the user's size. */
+    switch (w->flavor) {
+    case MPI_WIN_FLAVOR_CREATE:
+        MPIT_TRY(MPI_Win_create(base, size, w->disp_unit, info, w->comm, &t->data));
+        w->base = base;
+        break;
+    case MPI_WIN_FLAVOR_ALLOCATE: {
+        void *b = NULL;
+        MPIT_TRY(MPI_Win_allocate(pad_line(size), w->disp_unit, info, w->comm, &b, &t->data));
+        w->base = b;
+        break;
+    }
+    case MPI_WIN_FLAVOR_DYNAMIC:
+        MPIT_TRY(MPI_Win_create_dynamic(info, w->comm, &t->data));
+        w->base = NULL;
+        break;
+    default: rc = NARMAI_ERR(NARMA_ERR_INTERN, "unknown flavor %d", w->flavor); goto fail;
+    }
+    MPIT_TRY(MPI_Win_set_errhandler(t->data, MPI_ERRORS_RETURN));
+
+    /* Geometry of the targets, for check_bounds. */
+    MPI_Aint mysize = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
+    MPIT_TRY(MPI_Allgather(&mysize, 1, MPI_AINT, t->sizes, 1, MPI_AINT, w->comm));
+    MPIT_TRY(MPI_Allgather(&w->disp_unit, 1, MPI_INT, t->units, 1, MPI_INT, w->comm));
+
+    /* Ring capacity: every rank must agree on the layout. */
+    unsigned mine = narmai_g.ring_slots ? narmai_g.ring_slots : 2, slots = 0;
+    MPIT_TRY(MPI_Allreduce(&mine, &slots, 1, MPI_UNSIGNED, MPI_MAX, w->comm));
+    t->slots = 1;
+    while (t->slots < slots) t->slots <<= 1;
+
+    t->off_done = MPIT_OFF_GRANT + pad_line((MPI_Aint)p * 8);
+    t->off_ring = t->off_done + pad_line((MPI_Aint)p * 8);
+    t->ctl_bytes = t->off_ring + (MPI_Aint)t->slots * MPIT_LINE;
+
+    /* Control window. We flush after every update, so MPI need not order
+     * accumulates for us. */
+    MPIT_TRY(MPI_Info_create(&cinfo));
+    MPIT_TRY(MPI_Info_set(cinfo, "accumulate_ordering", "none"));
+    MPIT_TRY(MPI_Info_set(cinfo, "same_size", "true"));
+    MPIT_TRY(MPI_Info_set(cinfo, "same_disp_unit", "true"));
+    void *cb = NULL;
+    MPIT_TRY(MPI_Win_allocate(t->ctl_bytes, 1, cinfo, w->comm, &cb, &t->ctl));
+    t->ctlmem = cb;
+    MPIT_TRY(MPI_Win_set_errhandler(t->ctl, MPI_ERRORS_RETURN));
+    int *model = NULL;
+    MPIT_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
+    t->unified = flag && *model == MPI_WIN_UNIFIED;
+
+    /* Zero the control words and ring before anyone can reach them (no epoch
+     * is open yet, so local stores are allowed); the barrier below publishes. */
+    memset(t->ctlmem, 0, (size_t)t->ctl_bytes);
+    uint64_t *hdr = ctl_word(t, MPIT_OFF_HDR);
+    hdr[0] = MPIT_MAGIC;
+    hdr[1] = MPIT_LAYOUT_VERSION;
+    hdr[2] = MPIT_LINE;
+    hdr[3] = t->slots;
+
+    MPIT_TRY(MPI_Win_lock_all(MPI_MODE_NOCHECK, t->data));
+    MPIT_TRY(MPI_Win_lock_all(MPI_MODE_NOCHECK, t->ctl));
+    MPIT_TRY(MPI_Win_sync(t->ctl));
+    MPIT_TRY(MPI_Barrier(w->comm));
+
+    MPI_Info_free(&cinfo);
+    w->tp = t;
+    w->attr_win = t->data;
+    return NARMA_SUCCESS;
+
+fail:
+    if (cinfo != MPI_INFO_NULL) MPI_Info_free(&cinfo);
+    mpit_release(t);
+    w->tp = NULL;
+    return rc;
+}
+
+static int mpit_win_free(struct narmai_win *w)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int rc = NARMA_SUCCESS, mrc;
+    /* Try every step even after a failure, and report the first one. */
+    if ((mrc = MPI_Win_unlock_all(t->ctl)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
+    if ((mrc = MPI_Win_free(&t->ctl)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
+    if ((mrc = MPI_Win_unlock_all(t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
+    if ((mrc = MPI_Win_free(&t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
+    t->ctl = t->data = MPI_WIN_NULL;
+    mpit_release(t);
+    w->tp = NULL;
+    w->attr_win = MPI_WIN_NULL;
+    return rc;
+}
+
+static int mpit_attach(struct narmai_win *w, void *base, MPI_Aint size)
+{
+    int mrc = MPI_Win_attach(tp_of(w)->data, base, size);
+    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_attach");
+}
+
+static int mpit_detach(struct narmai_win *w, const void *base)
+{
+    int mrc = MPI_Win_detach(tp_of(w)->data, base);
+    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_detach");
+}
+
+static int mpit_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+                             MPI_Aint hi)
+{
+    const struct narmat_mpi *t = tp_of(w);
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || hi <= lo) return NARMA_SUCCESS;
+    MPI_Aint unit = t->units[target], size = t->sizes[target];
+    /* disp * unit + [lo, hi) within [0, size), without overflowing. */
+    if (disp < 0 || (unit > 0 && disp > size / unit)) return NARMA_ERR_DISP;
+    MPI_Aint off = disp * unit;
+    if (off + lo < 0 || hi > size - off) return NARMA_ERR_DISP;
+    return NARMA_SUCCESS;
+}
+
+/* ---- data movement ---- */
+
+static int mpit_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+{
+    struct narmat_mpi *t = tp_of(w);
+    t->dirty[target] = 1;
+    if (mreq)
+        NARMAI_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+    else
+        NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+                    MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+{
+    struct narmat_mpi *t = tp_of(w);
+    t->dirty[target] = 1;
+    if (mreq)
+        NARMAI_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+    else
+        NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
+{
+    struct narmat_mpi *t = tp_of(w);
+    t->dirty[target] = 1;
+    if (raddr == NULL && mreq)
+        NARMAI_MPI(MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data,
+                                   mreq));
+    else if (raddr == NULL)
+        NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
+    else if (mreq)
+        NARMAI_MPI(MPI_Rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+                                       tcount, ttype, op, t->data, mreq));
+    else
+        NARMAI_MPI(MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+                                      tcount, ttype, op, t->data));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+                    MPI_Datatype type, int target, MPI_Aint disp)
+{
+    struct narmat_mpi *t = tp_of(w);
+    t->dirty[target] = 1;
+    NARMAI_MPI(MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_flush(struct narmai_win *w, int target)
+{
+    struct narmat_mpi *t = tp_of(w);
+    if (target < 0) {
+        NARMAI_MPI(MPI_Win_flush_all(t->data));
+        memset(t->dirty, 0, (size_t)w->size);
+    } else {
+        NARMAI_MPI(MPI_Win_flush(target, t->data));
+        t->dirty[target] = 0;
+    }
+    return NARMA_SUCCESS;
+}
+
+/* Flush the data window to target only if something was issued to it. */
+static int mpit_flush_dirty(struct narmat_mpi *t, int target)
+{
+    if (!t->dirty[target]) return NARMA_SUCCESS;
+    NARMAI_MPI(MPI_Win_flush(target, t->data));
+    t->dirty[target] = 0;
+    return NARMA_SUCCESS;
+}
+
+static int mpit_flush_local(struct narmai_win *w, int target)
+{
+    struct narmat_mpi *t = tp_of(w);
+    if (target < 0)
+        NARMAI_MPI(MPI_Win_flush_local_all(t->data));
+    else
+        NARMAI_MPI(MPI_Win_flush_local(target, t->data));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_sync(struct narmai_win *w)
+{
+    struct narmat_mpi *t = tp_of(w);
+    NARMAI_MPI(MPI_Win_sync(t->data));
+    NARMAI_MPI(MPI_Win_sync(t->ctl));
+    return NARMA_SUCCESS;
+}
+
+/* ---- notified accesses ---- */
+
+/* Bytes of target data a notified access touches (the notification's size). */
+static int mpit_bytes(int count, MPI_Datatype type, int64_t *bytes)
+{
+    MPI_Count sz = 0;
+    NARMAI_MPI(MPI_Type_size_x(type, &sz));
+    *bytes = (int64_t)count * (int64_t)sz;
+    return NARMA_SUCCESS;
+}
+
+/* Steps 1-3 of the ring protocol (see the top of the file). The data access
+ * (if any) has already been issued on the data window to target. */
+static int mpit_enqueue(struct narmai_win *w, int target, int kind, int tag, int64_t bytes,
+                        int data_issued)
+{
+    struct narmat_mpi *t = tp_of(w);
+    const uint64_t one = 1, none = 0;
+    uint64_t pos, hd;
+    NARMAI_MPI(MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, MPIT_OFF_TAIL, MPI_SUM, t->ctl));
+    NARMAI_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, MPIT_OFF_HEAD, MPI_NO_OP,
+                                t->ctl));
+    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    if (data_issued) t->dirty[target] = 1;
+    int rc = mpit_flush_dirty(t, target); /* the data is complete at the target from here on */
+    if (rc) return rc;
+
+    /* hd is an old value of a counter that only grows: a stale read can only
+     * make us wait, never write into a slot the reader still owns. */
+    narmai_waiter wt = {0};
+    while (pos - hd >= t->slots) {
+        narmai_progress(); /* drain our own ring: the target may be waiting for it */
+        narmai_wait_step(&wt);
+        NARMAI_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, MPIT_OFF_HEAD, MPI_NO_OP,
+                                    t->ctl));
+        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    }
+
+    uint64_t seq = pos + 1, chk = (seq & UINT32_MAX) << 32;
+    uint64_t u = (uint64_t)bytes;
+    uint64_t rec[MPIT_REC_WORDS] = {
+        seq,
+        chk | (uint32_t)w->rank,
+        chk | ((uint64_t)(uint32_t)kind << 30) | ((uint32_t)tag & NARMA_TAG_UB),
+        chk | (u & UINT32_MAX),
+        chk | (u >> 32),
+    };
+    MPI_Aint off = t->off_ring + (MPI_Aint)(pos & (t->slots - 1)) * MPIT_LINE;
+    NARMAI_MPI(MPI_Accumulate(rec, MPIT_REC_WORDS, MPI_UINT64_T, target, off, MPIT_REC_WORDS,
+                              MPI_UINT64_T, MPI_REPLACE, t->ctl));
+    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
+                           MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                           MPI_Datatype ttype, int tag)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int64_t bytes = 0;
+    int rc = mpit_bytes(tcount, ttype, &bytes);
+    if (rc) return rc;
+    if (bytes > 0)
+        NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    return mpit_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, bytes > 0);
+}
+
+static int mpit_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int64_t bytes = 0;
+    int rc = mpit_bytes(tcount, ttype, &bytes);
+    if (rc) return rc;
+    if (bytes > 0)
+        NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    return mpit_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, bytes > 0);
+}
+
+static int mpit_acc_notify(struct narmai_win *w, const void *oaddr, int ocount,
+                           MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                           MPI_Datatype ttype, MPI_Op op, int tag)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int64_t bytes = 0;
+    int rc = mpit_bytes(tcount, ttype, &bytes);
+    if (rc) return rc;
+    if (bytes > 0)
+        NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op,
+                                  t->data));
+    return mpit_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, bytes > 0);
+}
+
+static int mpit_poll(struct narmai_win *w, narmat_note_cb cb)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int n = 0;
+    /* Entering MPI also drives its progress, which Win_create windows need
+     * for remote flushes to complete. Makes remote record writes visible to
+     * the loads below (unified model). */
+    if (MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
+    for (;;) {
+        const struct narmat_mpi_rec *r =
+            (const void *)(t->ctlmem + t->off_ring + (MPI_Aint)(t->head & (t->slots - 1)) * MPIT_LINE);
+        uint64_t seq = t->head + 1, chk = seq & UINT32_MAX;
+        /* Acquire: observe the record words MPI wrote; pairs with the
+         * writer's Accumulate completed by its flush. Each word is checked,
+         * since MPI makes the five words atomic only one by one. */
+        uint64_t v[MPIT_REC_WORDS];
+        v[0] = narmau_atomic_load_acq_u64(&r->w[0]);
+        if (v[0] != seq) break;
+        int whole = 1;
+        for (int i = 1; i < MPIT_REC_WORDS; i++) {
+            v[i] = narmau_atomic_load_acq_u64(&r->w[i]);
+            whole &= (v[i] >> 32) == chk;
+        }
+        if (!whole) break; /* the rest arrives shortly: next poll */
+        int32_t src = (int32_t)(uint32_t)v[1];
+        int32_t tag = (int32_t)(v[2] & NARMA_TAG_UB);
+        int64_t bytes = (int64_t)((v[3] & UINT32_MAX) | (v[4] << 32));
+        t->head++;
+        n++;
+        cb(w, src, tag, bytes);
+    }
+    if (n > 0) {
+        /* Publish the consumed position (frees the slots for writers that
+         * read head with Fetch_and_op): an MPI atomic, not a plain store,
+         * since remote atomics read the word concurrently. The records were
+         * copied out above, before this is issued. */
+        uint64_t hd = t->head;
+        if (MPI_Accumulate(&hd, 1, MPI_UINT64_T, w->rank, MPIT_OFF_HEAD, 1, MPI_UINT64_T,
+                           MPI_REPLACE, t->ctl) == MPI_SUCCESS)
+            MPI_Win_flush(w->rank, t->ctl);
+    }
+    return n;
+}
+
+/* ---- control words ---- */
+
+static int mpit_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int rc = mpit_flush_dirty(t, target); /* release: data before the update */
+    if (rc) return rc;
+    NARMAI_MPI(MPI_Accumulate(&val, 1, MPI_UINT64_T, target, ctl_offset(t, kind, arg), 1,
+                              MPI_UINT64_T, MPI_SUM, t->ctl));
+    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_ctl_fetch_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val,
+                              uint64_t *old)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int rc = mpit_flush_dirty(t, target);
+    if (rc) return rc;
+    NARMAI_MPI(MPI_Fetch_and_op(&val, old, MPI_UINT64_T, target, ctl_offset(t, kind, arg),
+                                MPI_SUM, t->ctl));
+    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    return NARMA_SUCCESS;
+}
+
+static int mpit_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
+                        uint64_t desired, uint64_t *old)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int rc = mpit_flush_dirty(t, target);
+    if (rc) return rc;
+    NARMAI_MPI(MPI_Compare_and_swap(&desired, &expected, old, MPI_UINT64_T, target,
+                                    ctl_offset(t, kind, arg), t->ctl));
+    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    return NARMA_SUCCESS;
+}
+
+static uint64_t mpit_ctl_load(struct narmai_win *w, int kind, int arg)
+{
+    struct narmat_mpi *t = tp_of(w);
+    MPI_Aint off = ctl_offset(t, kind, arg);
+    if (!t->unified) {
+        const uint64_t none = 0;
+        uint64_t v = 0;
+        MPI_Fetch_and_op(&none, &v, MPI_UINT64_T, w->rank, off, MPI_NO_OP, t->ctl);
+        MPI_Win_flush(w->rank, t->ctl);
+        return v;
+    }
+    MPI_Win_sync(t->ctl);
+    /* Acquire: pairs with the remote update (flushed after the updater's
+     * data flush), so data the updater released is visible after this. */
+    return narmau_atomic_load_acq_u64(ctl_word(t, off));
+}
+
+const struct narmat_ops narmat_mpi_ops = {
+    .size = sizeof(struct narmat_ops),
+    .name = "mpi",
+    .win_init = mpit_win_init,
+    .win_free = mpit_win_free,
+    .attach = mpit_attach,
+    .detach = mpit_detach,
+    .check_bounds = mpit_check_bounds,
+    .put = mpit_put,
+    .get = mpit_get,
+    .acc = mpit_acc,
+    .cas = mpit_cas,
+    .flush = mpit_flush,
+    .flush_local = mpit_flush_local,
+    .sync = mpit_sync,
+    .put_notify = mpit_put_notify,
+    .get_notify = mpit_get_notify,
+    .acc_notify = mpit_acc_notify,
+    .poll = mpit_poll,
+    .ctl_add = mpit_ctl_add,
+    .ctl_fetch_add = mpit_ctl_fetch_add,
+    .ctl_cas = mpit_ctl_cas,
+    .ctl_load = mpit_ctl_load,
+};

@@ -1,0 +1,159 @@
+/*
+ * The transport interface: everything the core asks of a transport.
+ *
+ * A transport is a versioned table of function pointers (`size` first, then
+ * designated initializers; unsupported entries point at narmat_enosys_*
+ * stubs, never NULL). The core calls it only through the static inline
+ * wrappers below and never reaches into a transport's state (w->tp).
+ *
+ * Contract for every data operation (put/get/acc/cas): arguments were checked
+ * by the core (rank, counts, datatypes, bounds, epoch state). An operation is
+ * locally complete when it returns unless it says otherwise; it is remotely
+ * complete after flush(w, target). Request-based forms return an MPI request
+ * in *mreq (MPI_REQUEST_NULL when already complete).
+ *
+ * Notified accesses (put_notify/get_notify/acc_notify) are complete at the
+ * target *with their notification* when they return: the target's poll()
+ * delivers the notification without any further action by the origin. When
+ * the target's ring is full, they drive narma's progress (so two ranks
+ * notifying each other cannot deadlock) and retry; they never drop.
+ *
+ * Control words ("ctl") are 64-bit counters owned by each rank, updated
+ * remotely with atomics and read locally; the epoch engine is built on them.
+ */
+#ifndef NARMAT_TRANSPORT_H
+#define NARMAT_TRANSPORT_H
+
+#include "core/narmai.h"
+
+/* Control words every rank owns. */
+enum narmat_ctl_kind {
+    NARMAT_CTL_LOCK = 0, /* passive-target lock word: bit 63 exclusive, low bits shared count */
+    NARMAT_CTL_FENCE,    /* arg = round (0..63) of the dissemination barrier */
+    NARMAT_CTL_GRANT,    /* arg = peer: exposures the peer granted me (written by the peer) */
+    NARMAT_CTL_DONE,     /* arg = peer: access epochs the peer completed toward me */
+};
+#define NARMAT_LOCK_EXCL (UINT64_C(1) << 63)
+#define NARMAT_FENCE_ROUNDS 64
+
+/* Notification kinds carried in a record. */
+enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
+
+/* Called by poll() for each notification drained from the local ring, in arrival order. */
+typedef void (*narmat_note_cb)(struct narmai_win *w, int32_t src, int32_t tag, int64_t bytes);
+
+#define NARMAT_OPS_VERSION 1
+
+struct narmat_ops {
+    size_t size; /* sizeof(struct narmat_ops) the transport was built with */
+    const char *name;
+
+    /* Window life cycle. win_init fills w->base (allocate), w->tp and w->attr_win.
+     * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE. Collective. */
+    int (*win_init)(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info);
+    int (*win_free)(struct narmai_win *w); /* collective */
+    int (*attach)(struct narmai_win *w, void *base, MPI_Aint size);
+    int (*detach)(struct narmai_win *w, const void *base);
+    /* Bounds of target memory: 0 if [lo, hi) bytes from disp*disp_unit is inside the target's
+     * window, NARMA_ERR_DISP otherwise. Also yields the target's displacement unit. */
+    int (*check_bounds)(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi);
+
+    /* Data movement. */
+    int (*put)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype, int target,
+               MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq);
+    int (*get)(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+               MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq);
+    /* Accumulate (raddr == NULL) or get-accumulate. */
+    int (*acc)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+               int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+               MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq);
+    int (*cas)(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+               MPI_Datatype type, int target, MPI_Aint disp);
+    int (*flush)(struct narmai_win *w, int target);       /* target < 0: all */
+    int (*flush_local)(struct narmai_win *w, int target); /* target < 0: all */
+    int (*sync)(struct narmai_win *w);                    /* public/private copies, memory barrier */
+
+    /* Notified accesses. */
+    int (*put_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                      int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
+    int (*get_notify)(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+                      MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
+    int (*acc_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                      int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, int tag);
+    /* Drain the local notification ring; returns how many records were delivered. */
+    int (*poll)(struct narmai_win *w, narmat_note_cb cb);
+
+    /* Control words. Remote updates are atomic and ordered after every data operation this
+     * process issued to that target before the call (release semantics: a peer that observes
+     * the new value also observes the data). */
+    int (*ctl_add)(struct narmai_win *w, int target, int kind, int arg, uint64_t val);
+    int (*ctl_fetch_add)(struct narmai_win *w, int target, int kind, int arg, uint64_t val,
+                         uint64_t *old);
+    int (*ctl_cas)(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
+                   uint64_t desired, uint64_t *old);
+    /* Local read with acquire semantics (pairs with the release of the remote update). */
+    uint64_t (*ctl_load)(struct narmai_win *w, int kind, int arg);
+};
+
+extern const struct narmat_ops narmat_shm_ops;
+extern const struct narmat_ops narmat_mpi_ops;
+
+/* Choose the transport for a new window on comm (collective: every rank gets the same answer). */
+int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops);
+
+/* "Not supported" stubs for unused entries. */
+int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size);
+int narmat_enosys_detach(struct narmai_win *w, const void *base);
+
+/* ---- wrappers: the only way the core calls a transport ---- */
+static inline int narmat_put(struct narmai_win *w, const void *oaddr, int ocount,
+                             MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                             MPI_Datatype ttype, MPI_Request *mreq)
+{
+    return w->ops->put(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
+}
+static inline int narmat_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+                             int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                             MPI_Request *mreq)
+{
+    return w->ops->get(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
+}
+static inline int narmat_acc(struct narmai_win *w, const void *oaddr, int ocount,
+                             MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype,
+                             int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
+                             MPI_Request *mreq)
+{
+    return w->ops->acc(w, oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype,
+                       op, mreq);
+}
+static inline int narmat_cas(struct narmai_win *w, const void *oaddr, const void *caddr,
+                             void *raddr, MPI_Datatype type, int target, MPI_Aint disp)
+{
+    return w->ops->cas(w, oaddr, caddr, raddr, type, target, disp);
+}
+static inline int narmat_flush(struct narmai_win *w, int target) { return w->ops->flush(w, target); }
+static inline int narmat_flush_local(struct narmai_win *w, int target)
+{
+    return w->ops->flush_local(w, target);
+}
+static inline int narmat_sync(struct narmai_win *w) { return w->ops->sync(w); }
+static inline int narmat_poll(struct narmai_win *w, narmat_note_cb cb) { return w->ops->poll(w, cb); }
+static inline int narmat_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t v)
+{
+    return w->ops->ctl_add(w, target, kind, arg, v);
+}
+static inline int narmat_ctl_fetch_add(struct narmai_win *w, int target, int kind, int arg,
+                                       uint64_t v, uint64_t *old)
+{
+    return w->ops->ctl_fetch_add(w, target, kind, arg, v, old);
+}
+static inline int narmat_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t e,
+                                 uint64_t d, uint64_t *old)
+{
+    return w->ops->ctl_cas(w, target, kind, arg, e, d, old);
+}
+static inline uint64_t narmat_ctl_load(struct narmai_win *w, int kind, int arg)
+{
+    return w->ops->ctl_load(w, kind, arg);
+}
+#endif

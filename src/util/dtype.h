@@ -1,0 +1,64 @@
+/*
+ * Datatype descriptions for doing RMA with loads and stores.
+ *
+ * A datatype is flattened once into the byte blocks of one instance (in
+ * type-map order, offsets relative to the buffer address, adjacent blocks
+ * merged) and cached by handle. Instance i of a count lies at i * extent.
+ *
+ * Cache lifetime: a derived type's entry is dropped when the type is really
+ * destroyed (an attribute delete callback, so MPI_Type_free by the user is
+ * safe too), by narmau_dtype_forget, or by narmau_dtype_cache_clear.
+ * A pointer returned by narmau_dtype_get is valid until then.
+ *
+ * Thread safety: none for inserting (narma is MPI_THREAD_FUNNELED). Looking
+ * up a type that is already cached only reads the table.
+ */
+#ifndef NARMA_UTIL_DTYPE_H
+#define NARMA_UTIL_DTYPE_H
+
+#include <mpi.h>
+
+typedef struct {
+    MPI_Aint off;
+    MPI_Aint len;
+} narmau_block;
+
+typedef struct narmau_dtype {
+    MPI_Datatype basic;  /* the single predefined element type the type is built from,
+                            or MPI_DATATYPE_NULL if mixed */
+    int basic_size;      /* bytes of one basic element (0 if mixed) */
+    MPI_Aint size;       /* MPI_Type_size of one instance */
+    MPI_Aint lb, extent; /* MPI_Type_get_extent */
+    MPI_Aint true_lb, true_extent;
+    int contiguous; /* count instances form one block of count*size bytes at true_lb
+                       (one block per instance and extent == size) */
+    int nblocks;    /* blocks of ONE instance; -1 if the type could not be flattened
+                       (copies then go through MPI_Pack/MPI_Unpack) */
+    narmau_block *blocks;
+} narmau_dtype;
+
+/* Look up (and cache) the description of a datatype. Predefined types cost no
+ * MPI call after their first lookup. Returns 0, NARMA_ERR_TYPE (MPI_DATATYPE_NULL
+ * or an uncommitted derived type), NARMA_ERR_NO_MEM or NARMA_ERR_MPI. */
+int narmau_dtype_get(MPI_Datatype type, const narmau_dtype **out);
+
+/* Drop a cached type (NARMA_Type_free calls it before MPI_Type_free; also
+ * done automatically when MPI destroys the type). Unknown types are ignored. */
+void narmau_dtype_forget(MPI_Datatype type);
+
+/* Drop everything (at finalize, before MPI_Finalize). */
+void narmau_dtype_cache_clear(void);
+
+/* Copy the data of (src, scount, stype) into (dst, dcount, dtype), block by
+ * block. Returns 0, NARMA_ERR_TYPE if scount*size(stype) != dcount*size(dtype)
+ * or a type is invalid, NARMA_ERR_COUNT for a negative count, NARMA_ERR_NO_MEM
+ * or NARMA_ERR_MPI (only types that could not be flattened use MPI). */
+int narmau_dtype_copy(void *dst, int dcount, MPI_Datatype dtype, const void *src, int scount,
+                      MPI_Datatype stype);
+
+/* Bytes touched by count instances: [*lo, *hi) relative to the buffer
+ * address (true bounds, so padding outside the data is not counted).
+ * count <= 0 or an empty type gives lo == hi == 0. */
+void narmau_dtype_span(const narmau_dtype *d, int count, MPI_Aint *lo, MPI_Aint *hi);
+
+#endif /* NARMA_UTIL_DTYPE_H */

@@ -1,0 +1,332 @@
+/* narma-test: np=2,3,4 transports=shm,mpi timeout=60 */
+/*
+ * Every error class is reported where it applies, and the window stays
+ * usable after each error (a correct put afterwards still works, and an
+ * erroneous notified access delivers no notification):
+ *   NARMA_ERR_DISP          access outside the target's window
+ *   NARMA_ERR_RANK          rank outside the window's group
+ *   NARMA_ERR_TAG           notified-access tag < 0 or > NARMA_TAG_UB, or a
+ *                           wildcard (wildcards only in Notify_init)
+ *   NARMA_ERR_COUNT         negative count
+ *   NARMA_ERR_TYPE          MPI_DATATYPE_NULL, signature mismatch,
+ *                           Compare_and_swap on floating point
+ *   NARMA_ERR_OP            op not allowed (MAXLOC on MPI_INT for
+ *                           Fetch_and_op, user-defined ops)
+ *   NARMA_ERR_RMA_SYNC      call not allowed in the epoch state
+ *   NARMA_ERR_RMA_CONFLICT  lock held twice, lock inside lock_all
+ *   NARMA_ERR_REQUEST       Start on an active or NULL request, free of NULL
+ *   NARMA_ERR_WIN           NARMA_WIN_NULL
+ *   NARMA_ERR_PENDING       Win_free with an epoch or active request
+ *   NARMA_ERR_KEYVAL, NARMA_ERR_ATTACH, NARMA_ERR_ARG
+ * Test/Wait on NARMA_REQUEST_NULL or an inactive persistent request follow
+ * MPI: success, flag = 1, empty status.
+ */
+#include "common.h"
+
+#define WN 16
+
+static int rank, size, right, left;
+static int *base;
+static NARMA_Win win;
+
+/* Collective: a correct put to the right neighbour still works. */
+static void still_usable(const char *after)
+{
+    static int round = 0;
+    round++;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int v = round * 100 + rank;
+    CHECK_RC(NARMA_Win_lock_all(0, win));
+    CHECK_RC(NARMA_Put(&v, 1, MPI_INT, right, WN - 1, 1, MPI_INT, win));
+    CHECK_RC(NARMA_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(base[WN - 1] == round * 100 + left, "window unusable after %s: got %d, expected %d",
+          after, base[WN - 1], round * 100 + left);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void check_empty_status(const MPI_Status *st, const char *what)
+{
+    CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG,
+          "%s: status (source %d, tag %d) is not empty", what, st->MPI_SOURCE, st->MPI_TAG);
+    CHECK(test_byte_count(st) == 0, "%s: empty status has count %d", what, test_byte_count(st));
+}
+
+static int user_fn_called;
+static void user_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)in;
+    (void)inout;
+    (void)len;
+    (void)dt;
+    user_fn_called++;
+}
+
+static void no_epoch(void)
+{
+    int v = 1, g;
+    NARMA_Request r = NARMA_REQUEST_NULL;
+    test_phase("RMA calls outside any epoch: NARMA_ERR_RMA_SYNC");
+    CHECK_ERR(NARMA_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win), NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Get(&g, 1, MPI_INT, right, 0, 1, MPI_INT, win), NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Accumulate(&v, 1, MPI_INT, right, 0, 1, MPI_INT, NARMA_SUM, win),
+              NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Fetch_and_op(&v, &g, MPI_INT, right, 0, NARMA_SUM, win), NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Rput(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win, &r), NARMA_ERR_RMA_SYNC);
+    CHECK(r == NARMA_REQUEST_NULL, "a failed Rput produced a request");
+    CHECK_ERR(NARMA_Win_flush(right, win), NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Win_flush_all(win), NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Win_unlock(right, win), NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Win_unlock_all(win), NARMA_ERR_RMA_SYNC);
+    test_phase("PSCW calls without their opening call: NARMA_ERR_RMA_SYNC");
+    CHECK_ERR(NARMA_Win_complete(win), NARMA_ERR_RMA_SYNC);
+    CHECK_ERR(NARMA_Win_wait(win), NARMA_ERR_RMA_SYNC);
+    int flag = 1;
+    CHECK_ERR(NARMA_Win_test(win, &flag), NARMA_ERR_RMA_SYNC);
+    still_usable("epoch-state errors");
+}
+
+static void argument_errors(void)
+{
+    int v[4] = {1, 2, 3, 4}, g[4];
+    double d = 1.0, dr;
+    float f = 1.0f, fr;
+    CHECK_RC(NARMA_Win_lock_all(0, win));
+
+    test_phase("displacement outside the target window: NARMA_ERR_DISP");
+    CHECK_RC(NARMA_Put(v, 1, MPI_INT, right, WN - 2, 1, MPI_INT, win)); /* last-but-one fits */
+    CHECK_ERR(NARMA_Put(v, 1, MPI_INT, right, WN, 1, MPI_INT, win), NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Put(v, 2, MPI_INT, right, WN - 1, 2, MPI_INT, win), NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Put(v, 1, MPI_INT, right, -1, 1, MPI_INT, win), NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Get(g, 4, MPI_INT, right, WN - 3, 4, MPI_INT, win), NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Accumulate(v, 1, MPI_INT, right, 1000, 1, MPI_INT, NARMA_SUM, win),
+              NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Fetch_and_op(v, g, MPI_INT, right, WN, NARMA_SUM, win), NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, WN, 1, MPI_INT, win, 1), NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Get_notify(g, 1, MPI_INT, right, WN + 7, 1, MPI_INT, win, 1), NARMA_ERR_DISP);
+
+    test_phase("rank outside the group: NARMA_ERR_RANK");
+    CHECK_ERR(NARMA_Put(v, 1, MPI_INT, size, 0, 1, MPI_INT, win), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Put(v, 1, MPI_INT, -1, 0, 1, MPI_INT, win), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Get(g, 1, MPI_INT, size + 3, 0, 1, MPI_INT, win), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, size, 0, 1, MPI_INT, win, 1), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Compare_and_swap(v, g, g + 1, MPI_INT, size, 0, win), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Win_flush(size, win), NARMA_ERR_RANK);
+
+    test_phase("negative counts: NARMA_ERR_COUNT");
+    CHECK_ERR(NARMA_Put(v, -1, MPI_INT, right, 0, -1, MPI_INT, win), NARMA_ERR_COUNT);
+    CHECK_ERR(NARMA_Get(g, 1, MPI_INT, right, 0, -2, MPI_INT, win), NARMA_ERR_COUNT);
+    CHECK_ERR(NARMA_Put_notify(v, -1, MPI_INT, right, 0, -1, MPI_INT, win, 1), NARMA_ERR_COUNT);
+
+    test_phase("datatypes: NARMA_ERR_TYPE");
+    CHECK_ERR(NARMA_Put(v, 1, MPI_DATATYPE_NULL, right, 0, 1, MPI_INT, win), NARMA_ERR_TYPE);
+    CHECK_ERR(NARMA_Put(v, 1, MPI_INT, right, 0, 1, MPI_DATATYPE_NULL, win), NARMA_ERR_TYPE);
+    CHECK_ERR(NARMA_Put(v, 2, MPI_INT, right, 0, 1, MPI_DOUBLE, win), NARMA_ERR_TYPE);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_DATATYPE_NULL, right, 0, 1, MPI_INT, win, 1),
+              NARMA_ERR_TYPE);
+    CHECK_ERR(NARMA_Compare_and_swap(&d, &d, &dr, MPI_DOUBLE, right, 0, win), NARMA_ERR_TYPE);
+    CHECK_ERR(NARMA_Compare_and_swap(&f, &f, &fr, MPI_FLOAT, right, 0, win), NARMA_ERR_TYPE);
+
+    test_phase("operations: NARMA_ERR_OP");
+    CHECK_ERR(NARMA_Fetch_and_op(v, g, MPI_INT, right, 0, NARMA_MAXLOC, win), NARMA_ERR_OP);
+    MPI_Op uop;
+    MPI_Op_create(user_op, 1, &uop);
+    CHECK_ERR(NARMA_Accumulate(v, 1, MPI_INT, right, 0, 1, MPI_INT, uop, win), NARMA_ERR_OP);
+    CHECK(user_fn_called == 0, "a rejected user op was called");
+    MPI_Op_free(&uop);
+    int rc = NARMA_Accumulate(&d, 1, MPI_DOUBLE, right, 0, 1, MPI_DOUBLE, NARMA_BAND, win);
+    CHECK(rc == NARMA_ERR_OP || rc == NARMA_ERR_TYPE,
+          "BAND on MPI_DOUBLE returned %d (%s), expected NARMA_ERR_OP or NARMA_ERR_TYPE", rc,
+          NARMA_Error_string(rc));
+
+    test_phase("notified-access tags: NARMA_ERR_TAG");
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, -1), NARMA_ERR_TAG);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, NARMA_TAG_UB + 1),
+              NARMA_ERR_TAG);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, NARMA_ANY_TAG),
+              NARMA_ERR_TAG);
+    CHECK_ERR(NARMA_Get_notify(g, 1, MPI_INT, right, 0, 1, MPI_INT, win, -3), NARMA_ERR_TAG);
+    NARMA_Request r = NARMA_REQUEST_NULL;
+    CHECK_ERR(NARMA_Rput_notify(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, &r, -1), NARMA_ERR_TAG);
+    CHECK_ERR(NARMA_Accumulate_notify(v, 1, MPI_INT, right, 0, 1, MPI_INT, NARMA_SUM, win,
+                                      NARMA_TAG_UB + 1),
+              NARMA_ERR_TAG);
+
+    test_phase("conflicting epochs inside lock_all: NARMA_ERR_RMA_CONFLICT");
+    CHECK_ERR(NARMA_Win_lock_all(0, win), NARMA_ERR_RMA_CONFLICT);
+    CHECK_ERR(NARMA_Win_lock(NARMA_LOCK_SHARED, right, 0, win), NARMA_ERR_RMA_CONFLICT);
+
+    CHECK_RC(NARMA_Win_unlock_all(win));
+    still_usable("argument errors in a lock_all epoch");
+
+    test_phase("argument errors outside any epoch (notified accesses)");
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, WN, 1, MPI_INT, win, 2), NARMA_ERR_DISP);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, -2, 0, 1, MPI_INT, win, 2), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, -7), NARMA_ERR_TAG);
+    still_usable("notified-access argument errors");
+}
+
+static void lock_errors(void)
+{
+    test_phase("lock errors: twice, unlock of an unlocked rank");
+    CHECK_RC(NARMA_Win_lock(NARMA_LOCK_EXCLUSIVE, right, 0, win));
+    CHECK_ERR(NARMA_Win_lock(NARMA_LOCK_EXCLUSIVE, right, 0, win), NARMA_ERR_RMA_CONFLICT);
+    CHECK_ERR(NARMA_Win_lock(NARMA_LOCK_SHARED, right, 0, win), NARMA_ERR_RMA_CONFLICT);
+    CHECK_ERR(NARMA_Win_lock_all(0, win), NARMA_ERR_RMA_CONFLICT);
+    if (size > 2)
+        CHECK_ERR(NARMA_Win_unlock(left, win), NARMA_ERR_RMA_SYNC);
+    int v = 5;
+    CHECK_RC(NARMA_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win)); /* the lock still works */
+    CHECK_RC(NARMA_Win_unlock(right, win));
+    CHECK_ERR(NARMA_Win_unlock(right, win), NARMA_ERR_RMA_SYNC);
+    still_usable("lock errors");
+}
+
+static void request_errors(void)
+{
+    NARMA_Request r = NARMA_REQUEST_NULL, bad = NARMA_REQUEST_NULL;
+    MPI_Status st;
+    int flag;
+    test_phase("Notify_init argument errors");
+    CHECK_ERR(NARMA_Notify_init(win, rank, -5, 1, &bad), NARMA_ERR_TAG);
+    CHECK_ERR(NARMA_Notify_init(win, rank, NARMA_TAG_UB + 1, 1, &bad), NARMA_ERR_TAG);
+    CHECK_ERR(NARMA_Notify_init(win, size, 1, 1, &bad), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Notify_init(win, -7, 1, 1, &bad), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Notify_init(win, rank, 1, -1, &bad), NARMA_ERR_COUNT);
+    CHECK_ERR(NARMA_Notify_init(NARMA_WIN_NULL, rank, 1, 1, &bad), NARMA_ERR_WIN);
+    CHECK_ERR(NARMA_Notify_init(win, rank, 1, 1, NULL), NARMA_ERR_ARG);
+    CHECK(bad == NARMA_REQUEST_NULL, "a failed Notify_init produced a request");
+
+    test_phase("Test/Wait on an inactive persistent request: flag 1, empty status");
+    CHECK_RC(NARMA_Notify_init(win, rank, 9, 1, &r));
+    flag = 0;
+    CHECK_RC(NARMA_Test(&r, &flag, &st));
+    CHECK(flag, "Test on a never-started request gave flag 0");
+    check_empty_status(&st, "Test on an inactive request");
+    CHECK_RC(NARMA_Wait(&r, &st));
+    check_empty_status(&st, "Wait on an inactive request");
+    CHECK(r != NARMA_REQUEST_NULL, "Test/Wait freed an inactive persistent request");
+
+    test_phase("Start on an active request: NARMA_ERR_REQUEST, request still works");
+    CHECK_RC(NARMA_Start(&r));
+    CHECK_ERR(NARMA_Start(&r), NARMA_ERR_REQUEST);
+    CHECK_ERR(NARMA_Startall(1, &r), NARMA_ERR_REQUEST);
+    int v = 77;
+    CHECK_RC(NARMA_Put_notify(&v, 1, MPI_INT, rank, 2, 1, MPI_INT, win, 9));
+    CHECK_RC(NARMA_Wait(&r, &st));
+    CHECK(st.MPI_SOURCE == rank && st.MPI_TAG == 9, "status (%d,%d)", st.MPI_SOURCE, st.MPI_TAG);
+    CHECK(base[2] == 77, "notified put to self wrote %d", base[2]);
+
+    test_phase("freed request: handle is NULL; Start fails, Test/Wait follow MPI");
+    CHECK_RC(NARMA_Request_free(&r));
+    CHECK(r == NARMA_REQUEST_NULL, "Request_free did not reset the handle");
+    CHECK_ERR(NARMA_Start(&r), NARMA_ERR_REQUEST);
+    flag = 0;
+    CHECK_RC(NARMA_Test(&r, &flag, &st));
+    CHECK(flag, "Test on NARMA_REQUEST_NULL gave flag 0");
+    check_empty_status(&st, "Test on NARMA_REQUEST_NULL");
+    CHECK_RC(NARMA_Wait(&r, &st));
+    check_empty_status(&st, "Wait on NARMA_REQUEST_NULL");
+    CHECK_ERR(NARMA_Request_free(&r), NARMA_ERR_REQUEST);
+    CHECK_ERR(NARMA_Test(&r, NULL, &st), NARMA_ERR_ARG);
+
+    test_phase("Win_free with pending work: NARMA_ERR_PENDING, frees nothing");
+    {
+        int *b2;
+        NARMA_Win w2;
+        CHECK_RC(NARMA_Win_allocate(WN * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                    &b2, &w2));
+        CHECK_RC(NARMA_Notify_init(w2, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &r));
+        CHECK_RC(NARMA_Start(&r));
+        CHECK_ERR(NARMA_Win_free(&w2), NARMA_ERR_PENDING);
+        CHECK(w2 != NARMA_WIN_NULL, "a failed Win_free reset the handle");
+        CHECK_RC(NARMA_Request_free(&r));
+        CHECK_RC(NARMA_Win_lock_all(0, w2));
+        CHECK_ERR(NARMA_Win_free(&w2), NARMA_ERR_PENDING);
+        CHECK_RC(NARMA_Win_unlock_all(w2));
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_RC(NARMA_Win_free(&w2));
+    }
+    still_usable("request errors");
+}
+
+static void handle_errors(void)
+{
+    int v = 1, flag;
+    void *val;
+    test_phase("NARMA_WIN_NULL: NARMA_ERR_WIN");
+    NARMA_Win nw = NARMA_WIN_NULL;
+    CHECK_ERR(NARMA_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, nw), NARMA_ERR_WIN);
+    CHECK_ERR(NARMA_Put_notify(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, nw, 1), NARMA_ERR_WIN);
+    CHECK_ERR(NARMA_Win_fence(0, nw), NARMA_ERR_WIN);
+    CHECK_ERR(NARMA_Win_lock_all(0, nw), NARMA_ERR_WIN);
+    CHECK_ERR(NARMA_Win_get_attr(nw, NARMA_WIN_BASE, &val, &flag), NARMA_ERR_WIN);
+    CHECK_ERR(NARMA_Win_free(&nw), NARMA_ERR_WIN);
+
+    test_phase("invalid keyval: NARMA_ERR_KEYVAL");
+    CHECK_ERR(NARMA_Win_get_attr(win, MPI_KEYVAL_INVALID, &val, &flag), NARMA_ERR_KEYVAL);
+    CHECK_ERR(NARMA_Win_set_attr(win, MPI_KEYVAL_INVALID, NULL), NARMA_ERR_KEYVAL);
+
+    test_phase("detach of memory never attached: NARMA_ERR_ATTACH");
+    {
+        NARMA_Win dw;
+        CHECK_RC(NARMA_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dw));
+        int mem[4];
+        CHECK_ERR(NARMA_Win_detach(dw, mem), NARMA_ERR_ATTACH);
+        CHECK_RC(NARMA_Win_attach(dw, mem, sizeof mem));
+        CHECK_RC(NARMA_Win_detach(dw, mem));
+        CHECK_ERR(NARMA_Win_detach(dw, mem), NARMA_ERR_ATTACH);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_RC(NARMA_Win_free(&dw));
+    }
+
+    test_phase("error strings: never NULL, distinct for every class");
+    for (int c = 0; c < NARMA_ERR_LASTCODE; c++) {
+        const char *s = NARMA_Error_string(c);
+        CHECK(s != NULL && s[0] != 0, "NARMA_Error_string(%d) is NULL or empty", c);
+        for (int d = 0; d < c; d++)
+            CHECK(strcmp(s, NARMA_Error_string(d)) != 0,
+                  "classes %d and %d share the error string '%s'", d, c, s);
+    }
+    CHECK(NARMA_Error_string(NARMA_ERR_LASTCODE) != NULL, "NULL string for LASTCODE");
+    CHECK(NARMA_Error_string(-1) != NULL && NARMA_Error_string(1 << 20) != NULL,
+          "NULL string for an out-of-range code");
+    still_usable("handle errors");
+}
+
+/* None of the erroneous notified accesses above may have left a notification anywhere. */
+static void no_spurious_notifications(void)
+{
+    test_phase("no notification from any failed notified access");
+    NARMA_Request any;
+    CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
+    CHECK_RC(NARMA_Start(&any));
+    MPI_Barrier(MPI_COMM_WORLD);
+    test_expect_incomplete(&any, "catch-all request");
+    CHECK_RC(NARMA_Request_free(&any));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(&argc, &argv, "test_errors", 45);
+    rank = test_rank;
+    size = test_size;
+    right = (rank + 1) % size;
+    left = (rank + size - 1) % size;
+    CHECK_RC(NARMA_Win_allocate(WN * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                &base, &win));
+    for (int i = 0; i < WN; i++)
+        base[i] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    no_epoch();
+    argument_errors();
+    lock_errors();
+    request_errors();
+    handle_errors();
+    no_spurious_notifications();
+
+    CHECK_RC(NARMA_Win_free(&win));
+    return test_finish();
+}

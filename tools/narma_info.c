@@ -1,0 +1,149 @@
+/*
+ * narma_info: what this narma build is, which MPI it runs on, and every knob
+ * that changes its behaviour at run time.
+ *
+ *     narma_info            (runs as a single process; mpiexec is not needed)
+ *
+ * A client of the public API only: everything it cannot ask the library is
+ * given to it by tools/CMakeLists.txt (build options) or listed in the tables
+ * below, which must follow the places where the library reads its settings.
+ */
+#include <narma/narma.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Build options, defined by tools/CMakeLists.txt from the configured library. */
+#ifndef NARMA_INFO_BUILD_TYPE
+#define NARMA_INFO_BUILD_TYPE "unknown"
+#endif
+#ifndef NARMA_INFO_ARG_CHECKS
+#define NARMA_INFO_ARG_CHECKS -1
+#endif
+#ifndef NARMA_INFO_SANITIZE
+#define NARMA_INFO_SANITIZE -1
+#endif
+#ifndef NARMA_INFO_C_COMPILER
+#define NARMA_INFO_C_COMPILER "unknown"
+#endif
+
+/* Ring geometry: one notification record per 64-byte slot (one cache line), whose payload part
+ * carries small notified puts inline. Taken from the public headers once they define it; until
+ * then these mirror the library's defaults (src/core/init.c). */
+#ifdef NARMA_RING_SLOT_BYTES
+#define NARMA_INFO_SLOT_BYTES NARMA_RING_SLOT_BYTES
+#else
+#define NARMA_INFO_SLOT_BYTES 64
+#endif
+#ifdef NARMA_DEFAULT_INLINE_MAX
+#define NARMA_INFO_INLINE_BYTES NARMA_DEFAULT_INLINE_MAX
+#else
+#define NARMA_INFO_INLINE_BYTES 40
+#endif
+#define NARMA_INFO_STR_(x) #x
+#define NARMA_INFO_STR(x)  NARMA_INFO_STR_(x)
+
+/* Transports compiled into every build, as src/transport/transport.c chooses between them. */
+static const struct {
+    const char *name;
+    const char *use;
+} transports[] = {
+    {"shm", "windows narma allocates (NARMA_Win_allocate) when all ranks share one node"},
+    {"mpi", "every other window (user memory, dynamic, several nodes): MPI-3 one-sided calls"},
+};
+
+/* Every environment variable the library reads (src/core/init.c, src/core/errors.c). */
+static const struct {
+    const char *name;
+    const char *dflt;
+    const char *meaning;
+} env_vars[] = {
+    {"NARMA_TRANSPORT", "auto", "auto or shm: shm wherever it applies; mpi: mpi for every window"},
+    {"NARMA_RING_SLOTS", NULL,
+     "notification ring capacity per target (rounded up to a power of two)"},
+    {"NARMA_SPIN_COUNT", "2000", "polls before a waiting call starts yielding the core"},
+    {"NARMA_INLINE_MAX", NARMA_INFO_STR(NARMA_INFO_INLINE_BYTES),
+     "largest notified put (bytes) carried inside the ring record; 0 disables"},
+    {"NARMA_VERBOSE", "0", "1: print a line on stderr for every error a call returns"},
+};
+
+static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }
+
+/* Prints a multi-line text (MPICH's library version has one line per item) under one label. */
+static void print_lines(const char *label, char *text)
+{
+    char *save = NULL;
+    int first = 1;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        line += strspn(line, " \t");
+        printf("  %-18s %s\n", first ? label : "", line);
+        first = 0;
+    }
+}
+
+static void print_env(void)
+{
+    char ring_default[32];
+    snprintf(ring_default, sizeof(ring_default), "%d", NARMA_DEFAULT_RING_SLOTS);
+
+    printf("\nEnvironment variables (value now, default, meaning)\n");
+    for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
+        const char *now = getenv(env_vars[i].name);
+        const char *dflt = env_vars[i].dflt != NULL ? env_vars[i].dflt : ring_default;
+        printf("  %-18s %-10s default %-6s %s\n", env_vars[i].name, now != NULL ? now : "(unset)",
+               dflt, env_vars[i].meaning);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int we_init = 0, flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) {
+        if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+            fprintf(stderr, "narma_info: MPI_Init failed\n");
+            return 1;
+        }
+        we_init = 1;
+    }
+
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0, major = 0, minor = 0;
+    MPI_Get_library_version(lib, &len);
+    while (len > 0 && (lib[len - 1] == '\n' || lib[len - 1] == ' '))
+        lib[--len] = '\0';
+    MPI_Get_version(&major, &minor);
+
+    printf("narma %s (built as %s, NARMA_NUMVERSION 0x%06x)\n", NARMA_Get_version(), NARMA_VERSION,
+           (unsigned)NARMA_NUMVERSION);
+
+    printf("\nBuild\n");
+    printf("  build type         %s\n", NARMA_INFO_BUILD_TYPE);
+    printf("  C compiler         %s\n", NARMA_INFO_C_COMPILER);
+    printf("  argument checks    %s\n", on_off(NARMA_INFO_ARG_CHECKS));
+    printf("  sanitizers         %s\n", on_off(NARMA_INFO_SANITIZE));
+
+    printf("\nMPI\n");
+    print_lines("library", lib);
+    printf("  standard           %d.%d (run time), %d.%d (mpi.h at build time)\n", major, minor,
+           MPI_VERSION, MPI_SUBVERSION);
+
+    printf("\nTransports (chosen per window at creation)\n");
+    for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+        printf("  %-18s %s\n", transports[i].name, transports[i].use);
+
+    printf("\nNotification rings\n");
+    printf("  slots per target   %d (default; NARMA_RING_SLOTS overrides)\n",
+           NARMA_DEFAULT_RING_SLOTS);
+    printf("  slot size          %d bytes\n", NARMA_INFO_SLOT_BYTES);
+    printf("  inline payload     %d bytes (default; NARMA_INLINE_MAX lowers it)\n",
+           NARMA_INFO_INLINE_BYTES);
+    printf("  tags               0 .. %d (NARMA_TAG_UB)\n", NARMA_TAG_UB);
+
+    print_env();
+
+    if (we_init) MPI_Finalize();
+    return 0;
+}
