@@ -88,9 +88,11 @@ static void sendrecv_round(struct pp_inst *inst, size_t size)
         MPI_CHECK(MPI_Send(inst->sbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm));
         MPI_CHECK(MPI_Recv(inst->rbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm,
                            MPI_STATUS_IGNORE));
+        pp_consume(inst->rbuf, size);
     } else {
         MPI_CHECK(MPI_Recv(inst->rbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm,
                            MPI_STATUS_IGNORE));
+        pp_consume(inst->rbuf, size);
         MPI_CHECK(MPI_Send(inst->sbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm));
     }
 }
@@ -108,10 +110,12 @@ static void sendrecv_stream(struct pp_inst *inst, size_t size)
                                 &req[i]));
     }
     MPI_CHECK(MPI_Waitall(PP_WINDOW, req, MPI_STATUSES_IGNORE));
-    if (env->rank == PP_CLIENT)
+    if (env->rank == PP_CLIENT) {
         MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_ACK, env->comm, MPI_STATUS_IGNORE));
-    else
+    } else {
+        pp_consume(inst->rbuf, size);
         MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, env->peer, TAG_ACK, env->comm));
+    }
 }
 
 const struct pp_scheme pp_mpi_sendrecv = {
@@ -140,9 +144,11 @@ static void pscw_round(struct pp_inst *inst, size_t size)
         MPI_CHECK(MPI_Win_complete(st->win));
         MPI_CHECK(MPI_Win_post(st->peer_group, 0, st->win));
         MPI_CHECK(MPI_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
     } else {
         MPI_CHECK(MPI_Win_post(st->peer_group, 0, st->win));
         MPI_CHECK(MPI_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
         MPI_CHECK(MPI_Win_start(st->peer_group, 0, st->win));
         put_data(inst, size);
         MPI_CHECK(MPI_Win_complete(st->win));
@@ -180,8 +186,12 @@ static void fence_round(struct pp_inst *inst, size_t size)
     /* Client: put ping | fence | (server puts pong) | fence. */
     if (inst->env->rank == PP_CLIENT) put_data(inst, size);
     MPI_CHECK(MPI_Win_fence(0, st->win));
-    if (inst->env->rank == PP_SERVER) put_data(inst, size);
+    if (inst->env->rank == PP_SERVER) {
+        pp_consume(inst->rbuf, size);
+        put_data(inst, size);
+    }
     MPI_CHECK(MPI_Win_fence(0, st->win));
+    if (inst->env->rank == PP_CLIENT) pp_consume(inst->rbuf, size);
 }
 
 const struct pp_scheme pp_mpi_fence = {
@@ -231,11 +241,17 @@ static void flush_flag_round(struct pp_inst *inst, size_t size)
     struct mpi_win_state *st = inst->priv;
     const struct pp_env *env = inst->env;
     uint64_t seq = ++st->seq;
-    if (env->rank == PP_SERVER) wait_flag(st, seq);
+    if (env->rank == PP_SERVER) {
+        wait_flag(st, seq);
+        pp_consume(inst->rbuf, size);
+    }
     put_data(inst, size);
     MPI_CHECK(MPI_Win_flush(env->peer, st->win)); /* data complete before the flag is issued */
     put_flag(st, env, seq);
-    if (env->rank == PP_CLIENT) wait_flag(st, seq);
+    if (env->rank == PP_CLIENT) {
+        wait_flag(st, seq);
+        pp_consume(inst->rbuf, size);
+    }
 }
 
 static void flush_flag_stream(struct pp_inst *inst, size_t size)
@@ -250,6 +266,7 @@ static void flush_flag_stream(struct pp_inst *inst, size_t size)
         wait_flag(st, seq); /* the ack */
     } else {
         wait_flag(st, seq);
+        pp_consume(inst->rbuf, size);
         put_flag(st, env, seq);
     }
 }

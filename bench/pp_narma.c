@@ -129,9 +129,11 @@ static void pscw_round(struct pp_inst *inst, size_t size)
         NARMA_CHECK(NARMA_Win_complete(st->win));
         NARMA_CHECK(NARMA_Win_post(st->peer_group, 0, st->win));
         NARMA_CHECK(NARMA_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
     } else {
         NARMA_CHECK(NARMA_Win_post(st->peer_group, 0, st->win));
         NARMA_CHECK(NARMA_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
         NARMA_CHECK(NARMA_Win_start(st->peer_group, 0, st->win));
         put_data(inst, size);
         NARMA_CHECK(NARMA_Win_complete(st->win));
@@ -168,8 +170,12 @@ static void fence_round(struct pp_inst *inst, size_t size)
     struct narma_state *st = inst->priv;
     if (inst->env->rank == PP_CLIENT) put_data(inst, size);
     NARMA_CHECK(NARMA_Win_fence(0, st->win));
-    if (inst->env->rank == PP_SERVER) put_data(inst, size);
+    if (inst->env->rank == PP_SERVER) {
+        pp_consume(inst->rbuf, size);
+        put_data(inst, size);
+    }
     NARMA_CHECK(NARMA_Win_fence(0, st->win));
+    if (inst->env->rank == PP_CLIENT) pp_consume(inst->rbuf, size);
 }
 
 const struct pp_scheme pp_narma_fence = {
@@ -207,6 +213,7 @@ static void lock_round(struct pp_inst *inst, size_t size)
          * load orders the data reads after the flag. */
         while (bench_load_acquire(st->flag) != seq) NARMA_CHECK(NARMA_Win_sync(st->win));
         NARMA_CHECK(NARMA_Win_sync(st->win));
+        pp_consume(inst->rbuf, size);
     }
     put_data(inst, size);
     NARMA_CHECK(NARMA_Win_flush(env->peer, st->win)); /* data complete before the flag */
@@ -217,6 +224,7 @@ static void lock_round(struct pp_inst *inst, size_t size)
     if (env->rank == PP_CLIENT) {
         while (bench_load_acquire(st->flag) != seq) NARMA_CHECK(NARMA_Win_sync(st->win));
         NARMA_CHECK(NARMA_Win_sync(st->win));
+        pp_consume(inst->rbuf, size);
     }
 }
 
@@ -262,12 +270,18 @@ static void notify_round(struct pp_inst *inst, size_t size)
 {
     struct narma_state *st = inst->priv;
     const struct pp_env *env = inst->env;
-    if (env->rank == PP_SERVER) wait_notification(&st->pingpong);
+    if (env->rank == PP_SERVER) {
+        wait_notification(&st->pingpong);
+        pp_consume(inst->rbuf, size);
+    }
     NARMA_CHECK(NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
                                  (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size,
                                  MPI_BYTE, st->win, TAG_PINGPONG));
     NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
-    if (env->rank == PP_CLIENT) wait_notification(&st->pingpong);
+    if (env->rank == PP_CLIENT) {
+        wait_notification(&st->pingpong);
+        pp_consume(inst->rbuf, size);
+    }
 }
 
 static void notify_stream(struct pp_inst *inst, size_t size)
@@ -282,6 +296,7 @@ static void notify_stream(struct pp_inst *inst, size_t size)
         wait_notification(&st->ack);
     } else {
         wait_notification(&st->stream);
+        pp_consume(inst->rbuf, size);
         NARMA_CHECK(NARMA_Put_notify(&st->flag_out, 0, MPI_BYTE, env->peer,
                                      (MPI_Aint)pp_flag_offset(env->max_size), 0, MPI_BYTE,
                                      st->win, TAG_ACK));

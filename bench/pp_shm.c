@@ -107,10 +107,16 @@ static void shm_round(struct pp_inst *inst, size_t size)
 {
     struct shm_state *st = inst->priv;
     uint64_t seq = ++st->seq;
-    if (inst->env->rank == PP_SERVER) shm_wait(st, seq);
+    if (inst->env->rank == PP_SERVER) {
+        shm_wait(st, seq);
+        pp_consume(inst->rbuf, size);
+    }
     memcpy(st->peer + data_offset(size), inst->sbuf, size);
     shm_publish(st, seq);
-    if (inst->env->rank == PP_CLIENT) shm_wait(st, seq);
+    if (inst->env->rank == PP_CLIENT) {
+        shm_wait(st, seq);
+        pp_consume(inst->rbuf, size);
+    }
 }
 
 static void shm_stream(struct pp_inst *inst, size_t size)
@@ -127,6 +133,7 @@ static void shm_stream(struct pp_inst *inst, size_t size)
         shm_wait(st, seq); /* the ack */
     } else {
         shm_wait(st, seq);
+        pp_consume(inst->rbuf, size);
         shm_publish(st, seq);
     }
 }

@@ -44,9 +44,6 @@ cmake_args=(
     -DMPIEXEC_EXECUTABLE="$(command -v mpiexec)"
     -DMPIEXEC_PREFLAGS="${NARMA_MPIEXEC_PREFLAGS// /;}"
 )
-if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
-    cmake_args+=(-G Ninja)
-fi
 mkdir -p "$build"
 cmake -S "$root" -B "$build" "${cmake_args[@]}" >"$build/narma-configure.log" 2>&1 || {
     cat "$build/narma-configure.log" >&2

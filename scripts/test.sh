@@ -67,9 +67,6 @@ if [ "$sanitize" = 1 ]; then
     fi
     export UBSAN_OPTIONS="print_stacktrace=1"
 fi
-if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
-    cmake_args+=(-G Ninja)
-fi
 
 echo "== narma tests: MPI ${NARMA_MPI_SELECTED} ($(command -v mpiexec))," \
     "build dir ${build#"$root"/}$([ "$sanitize" = 1 ] && echo ', ASan+UBSan')"

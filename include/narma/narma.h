@@ -184,6 +184,38 @@ NARMA_API int NARMA_Win_flush_local(int rank, NARMA_Win win);
 NARMA_API int NARMA_Win_flush_local_all(NARMA_Win win);
 NARMA_API int NARMA_Win_sync(NARMA_Win win);
 
+/* ---- Nonblocking synchronisation -------------------------------------- */
+/*
+ * Every epoch call has a nonblocking form returning a request that completes
+ * with NARMA_Test/Wait and friends (nonblocking RMA synchronisation paper,
+ * sections V-VI). Epoch-opening calls return a request that is already
+ * complete; the epoch itself may be deferred inside narma until earlier epochs
+ * complete, and RMA calls issued in a deferred epoch are recorded and replayed
+ * in order when it activates. An epoch closed by a nonblocking call is complete
+ * only when its request is. Access and exposure epochs match first-in
+ * first-out. Blocking calls are the nonblocking ones plus a wait, so any mix
+ * forms a valid epoch. Window info keys (values "true"/"false", default
+ * "false") let later epochs activate while earlier ones are still active,
+ * when the program guarantees they touch disjoint memory:
+ *   narma_access_after_access_reorder, narma_access_after_exposure_reorder,
+ *   narma_exposure_after_exposure_reorder, narma_exposure_after_access_reorder
+ * (ignored for fence and lock_all epochs).
+ */
+NARMA_API int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_icomplete(NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_iwait(NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_ifence(int assert, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win win,
+                              NARMA_Request *request);
+NARMA_API int NARMA_Win_iunlock(int rank, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_ilock_all(int assert, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_iunlock_all(NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_iflush(int rank, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_iflush_local(int rank, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_iflush_all(NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Win_iflush_local_all(NARMA_Win win, NARMA_Request *request);
+
 /* ---- Communication ---------------------------------------------------- */
 
 NARMA_API int NARMA_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,

@@ -1,57 +1,439 @@
-/* Epoch-state checks for RMA calls and the flush family. */
+/* The epoch queue: opening, activation, recorded operations, completion. See epoch.h. */
 #include "core/epoch.h"
+#include "util/dtype.h"
+#include <stdlib.h>
+#include <string.h>
 
-int narmai_check_access(struct narmai_win *w, int target)
+#define NARMAI_KEEP_ORIGIN_MAX 65536
+
+static inline int ep_access_side(const struct narmai_epoch *e) { return e->type != NARMAI_EP_EXPOSURE; }
+static inline int ep_exposure_side(const struct narmai_epoch *e)
 {
-    switch (w->access) {
-    case NARMAI_ACC_FENCE: return NARMA_SUCCESS;
-    case NARMAI_ACC_PSCW:
-        if (w->acc_ids[target] == 0)
-            return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not in the access group", target);
-        /* Access needs the target's matching exposure (its post) first. */
-        narmai_wait_ctl(w, NARMAT_CTL_GRANT, target, w->acc_ids[target]);
-        return NARMA_SUCCESS;
-    case NARMAI_ACC_LOCK:
-        if (w->lockstate[target] == NARMAI_UNLOCKED)
-            return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", target);
-        return NARMA_SUCCESS;
-    case NARMAI_ACC_LOCK_ALL:
-        /* lock_all takes each target's shared lock at the first access to it. */
-        if (w->lockstate[target] == NARMAI_UNLOCKED)
-            return narmai_lock_acquire(w, MPI_LOCK_SHARED, target);
-        return NARMA_SUCCESS;
-    default:
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "no access epoch is open on the window");
+    return e->type == NARMAI_EP_EXPOSURE || e->type == NARMAI_EP_FENCE;
+}
+
+int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
+{
+    struct narmai_epoch *e = calloc(1, sizeof(*e));
+    if (e == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+    e->type = (uint8_t)type;
+    e->state = NARMAI_EP_DEFERRED;
+    e->t_open = ++w->clock;
+    e->t_close = UINT64_MAX;
+    e->lock_rank = -1;
+    narmau_dlist_init(&e->ops);
+    narmau_dlist_push_back(&w->epochs, &e->link);
+    *out = e;
+    return NARMA_SUCCESS;
+}
+
+void narmai_epoch_free(struct narmai_win *w, struct narmai_epoch *e)
+{
+    narmau_dlist_remove(&e->link);
+    free(e->ranks);
+    free(e->ids);
+    free(e->held_all);
+    free(e);
+}
+
+/* May e activate while the earlier, still active epoch p is not DONE? */
+static int may_overlap(const struct narmai_win *w, const struct narmai_epoch *p,
+                       const struct narmai_epoch *e)
+{
+    if (p->t_close > e->t_open) return 1; /* open at the same time in the program */
+    if (p->type == NARMAI_EP_FENCE || e->type == NARMAI_EP_FENCE ||
+        p->type == NARMAI_EP_LOCK_ALL || e->type == NARMAI_EP_LOCK_ALL)
+        return 0;
+    int pa = ep_access_side(p), ea = ep_access_side(e);
+    if (ea && pa) return (w->reorder & NARMAI_AAAR) != 0;
+    if (ea && !pa) return (w->reorder & NARMAI_AAER) != 0;
+    if (!ea && !pa) return (w->reorder & NARMAI_EAER) != 0;
+    return (w->reorder & NARMAI_EAAR) != 0;
+}
+
+static int can_activate(struct narmai_win *w, struct narmai_epoch *e)
+{
+    for (narmau_dlist *pos = w->epochs.next; pos != &e->link; pos = pos->next) {
+        struct narmai_epoch *p = narmau_container_of(pos, struct narmai_epoch, link);
+        if (p->state == NARMAI_EP_DEFERRED) return 0; /* in order, never skipping */
+        if (p->state != NARMAI_EP_DONE && !may_overlap(w, p, e)) return 0;
+    }
+    return 1;
+}
+
+/* Activation: the epoch's ids are drawn from the per-peer counters now, in
+ * activation order, which is what makes FIFO matching O(1). */
+static int activate(struct narmai_win *w, struct narmai_epoch *e)
+{
+    int rc = NARMA_SUCCESS;
+    e->state = NARMAI_EP_ACTIVE;
+    switch (e->type) {
+    case NARMAI_EP_ACCESS:
+        for (int i = 0; i < e->n; i++) e->ids[i] = ++w->a_req[e->ranks[i]];
+        break;
+    case NARMAI_EP_EXPOSURE:
+        /* The grant releases our earlier stores to the window (ctl_add is a release). */
+        for (int i = 0; i < e->n && rc == NARMA_SUCCESS; i++) {
+            int r = e->ranks[i];
+            e->ids[i] = ++w->e_open[r];
+            rc = narmat_ctl_add(w, r, NARMAT_CTL_GRANT, w->rank, 1);
+        }
+        break;
+    case NARMAI_EP_LOCK:
+        if (e->assert & MPI_MODE_NOCHECK) e->held = 1;
+        else narmai_lock_try(w, e->lock_type, e->lock_rank, &rc) && (e->held = 1);
+        break;
+    default: break;
+    }
+    return rc;
+}
+
+int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int target)
+{
+    if (e->state != NARMAI_EP_ACTIVE) return 0;
+    switch (e->type) {
+    case NARMAI_EP_ACCESS: {
+        for (int i = 0; i < e->n; i++)
+            if (e->ranks[i] == target)
+                return narmat_ctl_load(w, NARMAT_CTL_GRANT, target) >= e->ids[i];
+        return 0;
+    }
+    case NARMAI_EP_LOCK: {
+        int rc;
+        if (!e->held && narmai_lock_try(w, e->lock_type, e->lock_rank, &rc)) e->held = 1;
+        return e->held;
+    }
+    case NARMAI_EP_LOCK_ALL: {
+        int rc;
+        if (!e->held_all[target] && narmai_lock_try(w, MPI_LOCK_SHARED, target, &rc))
+            e->held_all[target] = 1;
+        return e->held_all[target];
+    }
+    default: return 1;
     }
 }
 
-/* Flushes are accepted in any epoch state: besides passive-target epochs
- * they complete notified accesses, which form their own epochs (Listing 1). */
-static int flush_common(NARMA_Win w, int rank, int local)
+int narmai_op_issue(struct narmai_win *w, struct narmai_op *op)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (rank >= w->size || rank < -1)
-        return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
-    return local ? narmat_flush_local(w, rank) : narmat_flush(w, rank);
-}
-
-int NARMA_Win_flush(int rank, NARMA_Win w)
-{
-    if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
-    return flush_common(w, rank, 0);
-}
-int NARMA_Win_flush_all(NARMA_Win w) { return flush_common(w, -1, 0); }
-int NARMA_Win_flush_local(int rank, NARMA_Win w)
-{
-    if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
-    return flush_common(w, rank, 1);
-}
-int NARMA_Win_flush_local_all(NARMA_Win w) { return flush_common(w, -1, 1); }
-
-int NARMA_Win_sync(NARMA_Win w)
-{
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    int rc = narmat_sync(w);
-    narmai_progress_win(w);
+    MPI_Request mreq = MPI_REQUEST_NULL, *mp = op->req ? &mreq : NULL;
+    int rc;
+    switch (op->kind) {
+    case NARMAI_OP_PUT:
+        rc = narmat_put(w, op->oaddr, op->ocount, op->otype, op->target, op->disp, op->tcount,
+                        op->ttype, mp);
+        break;
+    case NARMAI_OP_GET:
+        rc = narmat_get(w, op->raddr, op->ocount, op->otype, op->target, op->disp, op->tcount,
+                        op->ttype, mp);
+        break;
+    case NARMAI_OP_ACC:
+        rc = narmat_acc(w, op->oaddr, op->ocount, op->otype, op->raddr, op->rcount, op->rtype,
+                        op->target, op->disp, op->tcount, op->ttype, op->op, mp);
+        break;
+    default:
+        rc = narmat_cas(w, op->oaddr, op->caddr, op->raddr, op->ttype, op->target, op->disp);
+        break;
+    }
+    if (op->req != NULL) {
+        op->req->st_error = rc;
+        op->req->mpi_req = mreq;
+        if (mreq == MPI_REQUEST_NULL) op->req->state = NARMAI_REQ_COMPLETE;
+    }
     return rc;
+}
+
+static void type_release(MPI_Datatype *t)
+{
+    int ni, na, nd, comb;
+    if (*t == MPI_DATATYPE_NULL) return;
+    MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb);
+    if (comb != MPI_COMBINER_NAMED) MPI_Type_free(t);
+}
+
+static int type_hold(MPI_Datatype *t)
+{
+    int ni, na, nd, comb;
+    if (*t == MPI_DATATYPE_NULL) return MPI_SUCCESS;
+    MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb);
+    if (comb == MPI_COMBINER_NAMED) return MPI_SUCCESS;
+    /* The program may free its datatype once the call returns. */
+    return MPI_Type_dup(*t, t);
+}
+
+static void op_free(struct narmai_op *op)
+{
+    type_release(&op->otype);
+    type_release(&op->rtype);
+    type_release(&op->ttype);
+    free(op);
+}
+
+/* Issue recorded operations whose target is ready, keeping call order per target. */
+static int replay(struct narmai_win *w, struct narmai_epoch *e)
+{
+    narmau_dlist *pos, *tmp;
+    uint64_t blocked = 0; /* small bloom of targets that must keep order */
+    int rc = NARMA_SUCCESS;
+    narmau_dlist_foreach_safe(pos, tmp, &e->ops)
+    {
+        struct narmai_op *op = narmau_container_of(pos, struct narmai_op, link);
+        uint64_t bit = UINT64_C(1) << (op->target & 63);
+        if ((blocked & bit) || !narmai_epoch_target_ready(w, e, op->target)) {
+            blocked |= bit;
+            continue;
+        }
+        int orc = narmai_op_issue(w, op);
+        if (orc && !rc) rc = orc;
+        e->nissued++;
+        w->nrecorded--;
+        narmau_dlist_remove(&op->link);
+        op_free(op);
+    }
+    return rc;
+}
+
+/* The epoch that an RMA call to target belongs to in the program's view. */
+static struct narmai_epoch *current_for(struct narmai_win *w, int target, int *slot_err)
+{
+    if (w->lock_ep[target] != NULL) return w->lock_ep[target];
+    struct narmai_epoch *e = w->cur_access;
+    if (e == NULL) {
+        *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "no access epoch is open on the window");
+        return NULL;
+    }
+    if (e->type == NARMAI_EP_ACCESS && w->acc_member[target] == 0) {
+        *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not in the access group", target);
+        return NULL;
+    }
+    if (e->type == NARMAI_EP_LOCK) e = NULL;
+    if (e == NULL) *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", target);
+    return e;
+}
+
+int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
+{
+    int rc = NARMA_SUCCESS;
+    struct narmai_epoch *e = current_for(w, tmpl->target, &rc);
+    if (e == NULL) return rc;
+    e->nops++;
+    w->op_seq++;
+    if (narmau_dlist_empty(&e->ops) && narmai_epoch_target_ready(w, e, tmpl->target)) {
+        e->nissued++;
+        struct narmai_op op = *tmpl;
+        return narmai_op_issue(w, &op);
+    }
+    /* Programs often reuse a put's origin buffer before the epoch closes (MPI
+     * forbids it, but issuing at once hides the error); keep small contiguous
+     * origins by value so a recorded operation behaves the same. */
+    size_t keep = 0;
+    const narmau_dtype *od = NULL;
+    if ((tmpl->kind == NARMAI_OP_PUT || (tmpl->kind == NARMAI_OP_ACC && tmpl->op != MPI_NO_OP)) &&
+        narmau_dtype_get(tmpl->otype, &od) == NARMA_SUCCESS && od->contiguous &&
+        (size_t)tmpl->ocount * (size_t)od->size <= NARMAI_KEEP_ORIGIN_MAX)
+        keep = (size_t)tmpl->ocount * (size_t)od->size;
+    struct narmai_op *op = malloc(sizeof(*op) + keep);
+    if (op == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "recorded operation");
+    *op = *tmpl;
+    if (keep > 0) {
+        memcpy(op + 1, (const char *)tmpl->oaddr + od->true_lb, keep);
+        op->oaddr = (const char *)(op + 1) - od->true_lb;
+    }
+    op->seq = w->op_seq;
+    w->nrecorded++;
+    if (type_hold(&op->otype) || type_hold(&op->rtype) || type_hold(&op->ttype)) {
+        free(op);
+        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+    }
+    if (op->req != NULL) op->req->state = NARMAI_REQ_ACTIVE;
+    narmau_dlist_push_back(&e->ops, &op->link);
+    return NARMA_SUCCESS;
+}
+
+/* ---- completion of closed epochs ---- */
+
+static int fence_barrier(struct narmai_win *w, struct narmai_epoch *e, int *rc)
+{
+    for (int d = 1 << e->fence_round; d < w->size; d <<= 1) {
+        if (!e->fence_sent) {
+            *rc = narmat_ctl_add(w, (w->rank + d) % w->size, NARMAT_CTL_FENCE, e->fence_round, 1);
+            e->fence_sent = 1;
+        }
+        if (narmat_ctl_load(w, NARMAT_CTL_FENCE, e->fence_round) < e->fence_n) return 0;
+        e->fence_round++;
+        e->fence_sent = 0;
+    }
+    return 1;
+}
+
+/* Try to complete a closed, active epoch whose operations are all issued. */
+static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_block, int *rc)
+{
+    if (!narmau_dlist_empty(&e->ops)) return 0;
+    switch (e->type) {
+    case NARMAI_EP_FENCE:
+        if (!e->flushed) {
+            if (!may_block) return 0;
+            *rc = narmat_flush(w, -1);
+            e->flushed = 1;
+        }
+        return fence_barrier(w, e, rc);
+    case NARMAI_EP_ACCESS:
+        for (int i = 0; i < e->n; i++)
+            if (narmat_ctl_load(w, NARMAT_CTL_GRANT, e->ranks[i]) < e->ids[i]) return 0;
+        if (!may_block) return 0;
+        /* ctl_add orders our data to each target before the count it acquires. */
+        for (int i = 0; i < e->n && *rc == NARMA_SUCCESS; i++)
+            *rc = narmat_ctl_add(w, e->ranks[i], NARMAT_CTL_DONE, w->rank, 1);
+        return 1;
+    case NARMAI_EP_EXPOSURE:
+        for (int i = 0; i < e->n; i++)
+            if (narmat_ctl_load(w, NARMAT_CTL_DONE, e->ranks[i]) < e->ids[i]) return 0;
+        return 1;
+    case NARMAI_EP_LOCK:
+        if (!e->held && !narmai_lock_try(w, e->lock_type, e->lock_rank, rc)) return 0;
+        e->held = 1;
+        if (!may_block) return 0;
+        *rc = narmai_lock_release(w, e->lock_rank, (e->assert & MPI_MODE_NOCHECK) ? -1 : e->lock_type);
+        return 1;
+    case NARMAI_EP_LOCK_ALL:
+        if (!may_block) return 0;
+        for (int r = 0; r < w->size; r++)
+            if (e->held_all[r] == 1) {
+                int x = narmai_lock_release(w, r, MPI_LOCK_SHARED);
+                if (x && !*rc) *rc = x;
+            }
+        if (e->assert & MPI_MODE_NOCHECK) *rc = narmat_flush(w, -1);
+        return 1;
+    }
+    return 0;
+}
+
+static void epoch_finish(struct narmai_win *w, struct narmai_epoch *e, int rc)
+{
+    e->state = NARMAI_EP_DONE;
+    if (e->close_req != NULL) {
+        e->close_req->st_error = rc;
+        e->close_req->state = NARMAI_REQ_COMPLETE;
+        e->close_req->ctx = NULL;
+        e->close_req = NULL;
+    }
+    if (e->closed) narmai_epoch_free(w, e);
+}
+
+/* One pass over the queue. may_block: flushes (blocking on the mpi transport)
+ * are allowed; epoch-closing calls pass 0 there so they never wait. */
+static void epoch_pass(struct narmai_win *w, int may_block)
+{
+    narmau_dlist *pos, *tmp;
+    narmau_dlist_foreach_safe(pos, tmp, &w->epochs)
+    {
+        struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
+        int rc = NARMA_SUCCESS;
+        if (e->state == NARMAI_EP_DEFERRED) {
+            if (!can_activate(w, e)) break;
+            rc = activate(w, e);
+        }
+        if (e->state != NARMAI_EP_ACTIVE) continue;
+        if (!narmau_dlist_empty(&e->ops)) {
+            int x = replay(w, e);
+            if (x && !rc) rc = x;
+        }
+        if (e->closed && try_complete(w, e, may_block, &rc)) epoch_finish(w, e, rc);
+    }
+}
+
+void narmai_epoch_progress(struct narmai_win *w)
+{
+    if (!narmau_dlist_empty(&w->epochs)) epoch_pass(w, 1);
+}
+
+/* Close e in the program; completion happens now if possible, else in progress. */
+int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Request *request)
+{
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    r->st_src = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->ctx = e;
+    e->closed = 1;
+    e->t_close = ++w->clock;
+    e->close_req = r;
+    *request = r;
+    epoch_pass(w, w->ops->flush_blocks ? 0 : 1);
+    return NARMA_SUCCESS;
+}
+
+int narmai_request_done(struct narmai_win *w, NARMA_Request *request)
+{
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    r->state = NARMAI_REQ_COMPLETE;
+    r->st_src = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
+int narmai_wait_internal(NARMA_Request *request)
+{
+    /* NARMA_Wait frees a completed non-persistent request and reports its error. */
+    return NARMA_Wait(request, MPI_STATUS_IGNORE);
+}
+
+void narmai_wait_ctl(struct narmai_win *w, int kind, int arg, uint64_t v)
+{
+    narmai_waiter wt = {0};
+    while (narmat_ctl_load(w, kind, arg) < v) {
+        narmai_progress();
+        narmai_wait_step(&wt);
+    }
+}
+
+/* Anything still open or pending on this rank's side of the window? A fence
+ * epoch left open by the last fence holds nothing and is not pending. */
+int narmai_epoch_free_check(struct narmai_win *w)
+{
+    narmau_dlist *pos;
+    for (pos = w->epochs.next; pos != &w->epochs; pos = pos->next) {
+        struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
+        if (e->type == NARMAI_EP_FENCE && !e->closed && e->nops == 0) continue;
+        if (e->state == NARMAI_EP_DONE && !e->closed)
+            return NARMAI_ERR(NARMA_ERR_PENDING, "an epoch is still open");
+        return NARMAI_ERR(NARMA_ERR_PENDING, "an epoch is open or not yet complete");
+    }
+    if (w->nreqs)
+        return NARMAI_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
+    return NARMA_SUCCESS;
+}
+
+void narmai_epoch_drop_all(struct narmai_win *w)
+{
+    narmau_dlist *pos, *tmp;
+    narmau_dlist_foreach_safe(pos, tmp, &w->epochs)
+    {
+        struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
+        narmau_dlist *opos, *otmp;
+        narmau_dlist_foreach_safe(opos, otmp, &e->ops)
+        {
+            op_free(narmau_container_of(opos, struct narmai_op, link));
+        }
+        w->nrecorded = 0;
+        narmai_epoch_free(w, e);
+    }
+    w->cur_access = w->cur_exposure = NULL;
+}
+
+/* Smallest sequence number of an operation still recorded (UINT64_MAX if none). */
+uint64_t narmai_oldest_recorded(struct narmai_win *w)
+{
+    uint64_t min = UINT64_MAX;
+    if (w->nrecorded == 0) return min;
+    for (narmau_dlist *pos = w->epochs.next; pos != &w->epochs; pos = pos->next) {
+        struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
+        if (!narmau_dlist_empty(&e->ops)) {
+            struct narmai_op *op = narmau_container_of(e->ops.next, struct narmai_op, link);
+            if (op->seq < min) min = op->seq;
+        }
+    }
+    return min;
 }

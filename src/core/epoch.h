@@ -1,25 +1,102 @@
-/* Epoch engine internals shared by epoch_*.c. */
+/*
+ * The epoch engine (nonblocking RMA synchronisation paper, sections VI-VII).
+ *
+ * Every synchronisation call creates or closes an epoch object on the
+ * window's FIFO queue; blocking calls are the nonblocking ones plus a wait.
+ *
+ *   opened ──> DEFERRED ──activate──> ACTIVE ──(closed + conditions met)──> DONE
+ *
+ * - Epoch-opening calls never block; their requests are complete at creation.
+ * - Epochs activate in the order they were opened, never skipping one. An
+ *   epoch may activate while an earlier one is still active only if
+ *     (a) the two were open at the same time in the program (post + start,
+ *         several locks: MPI's concurrent epochs), or
+ *     (b) a window info key allows that pair of kinds (the four reorder
+ *         flags; never for fence or lock_all epochs).
+ *   Otherwise it waits for every earlier epoch to be DONE.
+ * - RMA calls go to the epoch that is open in the program. They are issued at
+ *   once when the epoch is active and the target is ready (PSCW: the target
+ *   granted the matching exposure; lock: the lock is held), and recorded
+ *   otherwise, then replayed in order by progress.
+ * - A closed epoch completes in progress: fence = flush + dissemination
+ *   barrier on control words; PSCW access = grants seen, flush, a DONE count
+ *   to every target; exposure = DONE counts of every origin reached; lock =
+ *   held, flush, release. Completing an epoch completes its closing request.
+ * - Matching is O(1) per peer: accesses requested, exposures opened, grants
+ *   received and completions received are four monotonic counters, assigned
+ *   when an epoch activates, so any number of pending epochs costs nothing.
+ */
 #ifndef NARMAI_EPOCH_H
 #define NARMAI_EPOCH_H
 #include "core/narmai.h"
 #include "transport/transport.h"
 
+enum narmai_ep_type { NARMAI_EP_FENCE = 1, NARMAI_EP_ACCESS, NARMAI_EP_EXPOSURE, NARMAI_EP_LOCK,
+                      NARMAI_EP_LOCK_ALL };
+enum narmai_ep_state { NARMAI_EP_DEFERRED = 1, NARMAI_EP_ACTIVE, NARMAI_EP_DONE };
+
+/* A recorded RMA call, replayed when its epoch and target are ready. */
+enum narmai_op_kind { NARMAI_OP_PUT = 1, NARMAI_OP_GET, NARMAI_OP_ACC, NARMAI_OP_CAS };
+struct narmai_op {
+    narmau_dlist link;
+    uint8_t kind;
+    int target;
+    MPI_Aint disp;
+    const void *oaddr, *caddr;
+    void *raddr;
+    int ocount, rcount, tcount;
+    MPI_Datatype otype, rtype, ttype; /* derived types are duplicated while recorded */
+    MPI_Op op;
+    struct narmai_request *req;       /* R* forms: completes when issued (and its MPI request) */
+    uint64_t seq;                     /* w->op_seq when recorded */
+};
+
+struct narmai_epoch {
+    narmau_dlist link;       /* on w->epochs, in opening order */
+    uint8_t type, state;
+    uint8_t closed;          /* the program closed it */
+    uint8_t flushed;         /* completion: operations flushed */
+    uint64_t t_open, t_close;/* program-order stamps (w->clock); t_close = UINT64_MAX while open */
+    int assert;
+    int n;                   /* PSCW group size */
+    int *ranks;              /* PSCW group (window ranks) */
+    uint64_t *ids;           /* PSCW: access or exposure id per member, set at activation */
+    int lock_rank, lock_type;
+    uint8_t held;            /* lock: held (or NOCHECK) */
+    uint8_t *held_all;       /* lock_all: per target */
+    narmau_dlist ops;        /* recorded operations, in call order */
+    uint64_t nops;           /* operations ever recorded or issued in this epoch */
+    uint64_t nissued;        /* of which issued (recorded ones issue in order) */
+    uint64_t fence_n;        /* fence: barrier number */
+    int fence_round;         /* fence: next dissemination round */
+    uint8_t fence_sent;      /* fence: current round's increment sent */
+    struct narmai_request *close_req;
+};
+
+/* Reorder flags (window info keys). */
+#define NARMAI_AAAR 1
+#define NARMAI_AAER 2
+#define NARMAI_EAER 4
+#define NARMAI_EAAR 8
+
+int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out);
+int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Request *request);
+/* Advance every epoch of the window (the engine's step 2). */
+void narmai_epoch_progress(struct narmai_win *w);
+/* A request that is complete at creation (epoch-opening calls). */
+int narmai_request_done(struct narmai_win *w, NARMA_Request *request);
+/* Wait for and free a request created by a nonblocking call (the blocking forms). */
+int narmai_wait_internal(NARMA_Request *request);
 /* Wait, driving progress, until my control word (kind, arg) reaches v. */
-static inline void narmai_wait_ctl(struct narmai_win *w, int kind, int arg, uint64_t v)
-{
-    narmai_waiter wt = {0};
-    while (narmat_ctl_load(w, kind, arg) < v) {
-        narmai_progress();
-        narmai_wait_step(&wt);
-    }
-}
-
-/* A fence epoch is closed implicitly by another kind of synchronisation. */
-static inline void narmai_fence_yield(struct narmai_win *w)
-{
-    if (w->access == NARMAI_ACC_FENCE) w->access = NARMAI_ACC_NONE;
-}
-
-int narmai_lock_acquire(struct narmai_win *w, int type, int rank);
-int narmai_lock_release(struct narmai_win *w, int rank);
+void narmai_wait_ctl(struct narmai_win *w, int kind, int arg, uint64_t v);
+/* Non-blocking lock attempt: 1 if acquired. */
+int narmai_lock_try(struct narmai_win *w, int type, int rank, int *rc);
+int narmai_lock_release(struct narmai_win *w, int rank, int type);
+/* Is the epoch's target ready for an RMA call to be issued now? */
+int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int target);
+/* Issue an operation now (the transport call). */
+int narmai_op_issue(struct narmai_win *w, struct narmai_op *op);
+void narmai_epoch_free(struct narmai_win *w, struct narmai_epoch *e);
+int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl);
+uint64_t narmai_oldest_recorded(struct narmai_win *w);
 #endif

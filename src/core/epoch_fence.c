@@ -1,26 +1,45 @@
 /*
- * Fence: complete this process's RMA operations, then a dissemination
- * barrier on control words (ceil(log2 P) rounds; in round k each rank bumps
- * the round-k counter of rank + 2^k and waits for its own to reach the
- * number of fences so far). Counters only grow, so no reset is needed and
- * consecutive fences cannot be confused. Every wait polls local memory only.
+ * Fence. Each (i)fence closes the program's current fence epoch (or, for the
+ * first fence, an empty one) and opens the next unless NOSUCCEED. Closing
+ * means: operations issued and flushed, then a dissemination barrier on
+ * control words, advanced without blocking (ceil(log2 P) rounds; in round k a
+ * rank bumps the round-k counter of rank + 2^k and waits until its own counter
+ * reaches the fence number). Counters only grow, so nothing is reset and
+ * consecutive fences cannot be confused. The next fence epoch activates only
+ * when the barrier is done (fence epochs never overlap or reorder).
  */
 #include "core/epoch.h"
 
-int NARMA_Win_fence(int assert, NARMA_Win w)
+int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (w->access != NARMAI_ACC_NONE && w->access != NARMAI_ACC_FENCE)
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if ((w->cur_access != NULL && w->cur_access->type != NARMAI_EP_FENCE) || w->nlock_open)
         return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW or lock epoch");
-    if (w->exposed) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
-    int rc = narmat_flush(w, -1);
-    if (rc) return rc;
-    uint64_t n = ++w->fence_count;
-    for (int k = 0, d = 1; d < w->size; k++, d <<= 1) {
-        if ((rc = narmat_ctl_add(w, (w->rank + d) % w->size, NARMAT_CTL_FENCE, k, 1))) return rc;
-        narmai_wait_ctl(w, NARMAT_CTL_FENCE, k, n);
+    if (w->cur_exposure != NULL)
+        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
+    struct narmai_epoch *old = w->cur_access, *e;
+    int rc;
+    if (old == NULL) { /* the first fence still synchronises: close an empty epoch */
+        if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &old))) return rc;
     }
-    w->access = (assert & MPI_MODE_NOSUCCEED) ? NARMAI_ACC_NONE : NARMAI_ACC_FENCE;
-    narmai_progress_win(w);
+    old->fence_n = ++w->fence_count;
+    w->cur_access = NULL;
+    if ((rc = narmai_epoch_close(w, old, request))) return rc;
+    if (!(assert & MPI_MODE_NOSUCCEED)) {
+        if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &e))) return rc;
+        e->assert = assert;
+        w->cur_access = e;
+    }
     return NARMA_SUCCESS;
+}
+
+int NARMA_Win_fence(int assert, NARMA_Win w)
+{
+    NARMA_Request r;
+    int rc = NARMA_Win_ifence(assert, w, &r);
+    if (rc) return rc;
+    rc = narmai_wait_internal(&r);
+    narmai_progress_win(w);
+    return rc;
 }

@@ -1,113 +1,162 @@
 /*
- * Passive target: a lock word per rank (bit 63 exclusive, low bits the number
- * of shared holders), taken with remote atomics, so the target never has to
- * call anything. Exclusive: CAS 0 -> EXCL. Shared: fetch_add 1, and back off
- * (fetch_add -1) if an exclusive holder was present. Unlock completes the
- * epoch's operations first (flush), then releases with an atomic add that
- * publishes them to the next holder.
+ * Passive target on the epoch engine. A lock word per rank (bit 63
+ * exclusive, low bits the number of shared holders) is taken with remote
+ * atomics, so the target never has to call anything: exclusive is CAS
+ * 0 -> EXCL; shared is fetch_add 1, backing off (fetch_add -1) if an
+ * exclusive holder was present. Attempts never block: a lock epoch that
+ * cannot take its lock yet stays active with its operations recorded, and
+ * progress retries. Unlock flushes the epoch's operations, then releases
+ * with an atomic add that publishes them to the next holder. lock_all takes
+ * each target's shared lock at the first access to that target.
  */
 #include "core/epoch.h"
+#include <stdlib.h>
 
-int narmai_lock_acquire(struct narmai_win *w, int type, int rank)
+int narmai_lock_try(struct narmai_win *w, int type, int rank, int *rc)
 {
-    narmai_waiter wt = {0};
     uint64_t old;
-    int rc;
     if (type == MPI_LOCK_EXCLUSIVE) {
-        while ((rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, 0, NARMAT_LOCK_EXCL, &old)) ==
-                   NARMA_SUCCESS && old != 0) {
-            narmai_progress();
-            narmai_wait_step(&wt);
-        }
-        if (rc) return rc;
-        w->lockstate[rank] = NARMAI_LOCKED_EXCL;
-    } else {
-        for (;;) {
-            if ((rc = narmat_ctl_fetch_add(w, rank, NARMAT_CTL_LOCK, 0, 1, &old))) return rc;
-            if (!(old & NARMAT_LOCK_EXCL)) break;
-            if ((rc = narmat_ctl_add(w, rank, NARMAT_CTL_LOCK, 0, UINT64_MAX))) return rc;
-            narmai_progress();
-            narmai_wait_step(&wt);
-        }
-        w->lockstate[rank] = NARMAI_LOCKED_SHARED;
+        *rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, 0, NARMAT_LOCK_EXCL, &old);
+        return *rc == NARMA_SUCCESS && old == 0;
     }
-    w->nlocked++;
+    if ((*rc = narmat_ctl_fetch_add(w, rank, NARMAT_CTL_LOCK, 0, 1, &old))) return 0;
+    if (!(old & NARMAT_LOCK_EXCL)) return 1;
+    *rc = narmat_ctl_add(w, rank, NARMAT_CTL_LOCK, 0, UINT64_MAX); /* back off */
+    return 0;
+}
+
+/* type < 0: NOCHECK epoch, nothing to release. */
+int narmai_lock_release(struct narmai_win *w, int rank, int type)
+{
+    int rc = narmat_flush(w, rank);
+    if (rc || type < 0) return rc;
+    return narmat_ctl_add(w, rank, NARMAT_CTL_LOCK, 0,
+                          type == MPI_LOCK_EXCLUSIVE ? NARMAT_LOCK_EXCL : UINT64_MAX);
+}
+
+static int check_rank(struct narmai_win *w, int rank)
+{
+    if (rank < 0 || rank >= w->size)
+        return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
     return NARMA_SUCCESS;
 }
 
-int narmai_lock_release(struct narmai_win *w, int rank)
+static void fence_yield(struct narmai_win *w)
 {
-    int rc = narmat_flush(w, rank);
-    if (rc) return rc;
-    uint8_t s = w->lockstate[rank];
-    if (s == NARMAI_LOCKED_EXCL) rc = narmat_ctl_add(w, rank, NARMAT_CTL_LOCK, 0, NARMAT_LOCK_EXCL);
-    else if (s == NARMAI_LOCKED_SHARED) rc = narmat_ctl_add(w, rank, NARMAT_CTL_LOCK, 0, UINT64_MAX);
-    w->lockstate[rank] = NARMAI_UNLOCKED;
-    w->nlocked--;
-    return rc;
+    struct narmai_epoch *f = w->cur_access;
+    if (f != NULL && f->type == NARMAI_EP_FENCE && f->nops == 0) {
+        w->cur_access = NULL;
+        narmai_epoch_free(w, f);
+    }
 }
 
-int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
+int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         return NARMAI_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
-    if (rank < 0 || rank >= w->size)
-        return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
-    narmai_fence_yield(w);
-    if (w->access != NARMAI_ACC_NONE && w->access != NARMAI_ACC_LOCK)
+    int rc = check_rank(w, rank);
+    if (rc) return rc;
+    fence_yield(w);
+    if (w->cur_access != NULL)
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
-    if (w->lockstate[rank] != NARMAI_UNLOCKED)
+    if (w->lock_ep[rank] != NULL)
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "rank %d is already locked", rank);
-    if (assert & MPI_MODE_NOCHECK) {
-        w->lockstate[rank] = NARMAI_LOCKED_NOCHECK;
-        w->nlocked++;
-    } else {
-        int rc = narmai_lock_acquire(w, lock_type, rank);
-        if (rc) return rc;
+    struct narmai_epoch *e;
+    if ((rc = narmai_epoch_open(w, NARMAI_EP_LOCK, &e))) return rc;
+    e->lock_rank = rank;
+    e->lock_type = lock_type;
+    e->assert = assert;
+    w->lock_ep[rank] = e;
+    w->nlock_open++;
+    narmai_epoch_progress(w);
+    return narmai_request_done(w, request);
+}
+
+int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    int rc = check_rank(w, rank);
+    if (rc) return rc;
+    struct narmai_epoch *e = w->lock_ep[rank];
+    if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", rank);
+    w->lock_ep[rank] = NULL;
+    w->nlock_open--;
+    return narmai_epoch_close(w, e, request);
+}
+
+int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    fence_yield(w);
+    if (w->cur_access != NULL || w->nlock_open)
+        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
+    uint8_t *held = calloc((size_t)w->size, 1);
+    struct narmai_epoch *e;
+    int rc;
+    if (held == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "lock_all");
+    if ((rc = narmai_epoch_open(w, NARMAI_EP_LOCK_ALL, &e))) {
+        free(held);
+        return rc;
     }
-    w->access = NARMAI_ACC_LOCK;
+    /* NOCHECK: no lock is taken; every target counts as held, nothing is released. */
+    if (assert & MPI_MODE_NOCHECK)
+        for (int r = 0; r < w->size; r++) held[r] = 2;
+    e->held_all = held;
+    e->assert = assert;
+    w->cur_access = e;
+    narmai_epoch_progress(w);
+    return narmai_request_done(w, request);
+}
+
+int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    struct narmai_epoch *e = w->cur_access;
+    if (e == NULL || e->type != NARMAI_EP_LOCK_ALL)
+        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "unlock_all without lock_all");
+    w->cur_access = NULL;
+    return narmai_epoch_close(w, e, request);
+}
+
+/* Blocking lock returns once the lock is held, so the program may then access
+ * its own window memory under the lock (as MPI requires for rank == self). */
+int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
+{
+    NARMA_Request r;
+    int rc = NARMA_Win_ilock(lock_type, rank, assert, w, &r);
+    if (rc) return rc;
+    narmai_wait_internal(&r);
+    struct narmai_epoch *e = w->lock_ep[rank];
+    narmai_waiter wt = {0};
+    while (!narmai_epoch_target_ready(w, e, rank)) {
+        narmai_progress();
+        narmai_wait_step(&wt);
+    }
     return NARMA_SUCCESS;
 }
 
 int NARMA_Win_unlock(int rank, NARMA_Win w)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (rank < 0 || rank >= w->size)
-        return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
-    if (w->access != NARMAI_ACC_LOCK || w->lockstate[rank] == NARMAI_UNLOCKED)
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", rank);
-    int rc = narmai_lock_release(w, rank);
-    if (w->nlocked == 0) w->access = NARMAI_ACC_NONE;
-    return rc;
+    NARMA_Request r;
+    int rc = NARMA_Win_iunlock(rank, w, &r);
+    return rc ? rc : narmai_wait_internal(&r);
 }
 
 int NARMA_Win_lock_all(int assert, NARMA_Win w)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    narmai_fence_yield(w);
-    if (w->access != NARMAI_ACC_NONE)
-        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
-    if (assert & MPI_MODE_NOCHECK) {
-        for (int r = 0; r < w->size; r++) w->lockstate[r] = NARMAI_LOCKED_NOCHECK;
-        w->nlocked = w->size;
-    }
-    w->access = NARMAI_ACC_LOCK_ALL;
-    return NARMA_SUCCESS;
+    NARMA_Request r;
+    int rc = NARMA_Win_ilock_all(assert, w, &r);
+    return rc ? rc : narmai_wait_internal(&r);
 }
 
 int NARMA_Win_unlock_all(NARMA_Win w)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (w->access != NARMAI_ACC_LOCK_ALL)
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "unlock_all without lock_all");
-    int rc = NARMA_SUCCESS;
-    for (int r = 0; r < w->size; r++) {
-        if (w->lockstate[r] != NARMAI_UNLOCKED) {
-            int e = narmai_lock_release(w, r);
-            if (e && !rc) rc = e;
-        }
-    }
-    w->access = NARMAI_ACC_NONE;
-    return rc;
+    NARMA_Request r;
+    int rc = NARMA_Win_iunlock_all(w, &r);
+    return rc ? rc : narmai_wait_internal(&r);
 }

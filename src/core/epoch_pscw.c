@@ -1,116 +1,148 @@
 /*
- * General active target synchronisation (post/start/complete/wait) with the
- * O(1) epoch matching of the nonblocking-RMA paper, section VII-B. Per peer r
- * a process keeps a_req[r] (accesses it requested toward r) and e_open[r]
- * (exposures it opened toward r); r writes GRANT[me] (exposures r granted me)
- * and DONE[me] (access epochs r completed toward me) in my control words.
- *   post:     e_open[r]++, E = e_open[r]; GRANT[me]@r += 1
- *   start:    a_req[r]++,  A = a_req[r]   (nothing sent)
- *   access r: wait GRANT[r] >= A          (r has opened the matching exposure)
- *   complete: wait every grant; flush; DONE[me]@r += 1
- *   wait:     wait DONE[r] >= E for every r of the exposure group
- * Epochs match first-in first-out; any number of pending epochs costs the
- * same three counters per peer.
+ * General active target synchronisation on the epoch engine, with the O(1)
+ * matching of the nonblocking-RMA paper (section VII-B). Per peer r a process
+ * keeps a_req[r] (accesses requested toward r) and e_open[r] (exposures opened
+ * toward r); r writes GRANT[me] (exposures r granted me) and DONE[me] (access
+ * epochs r completed toward me) in my control words. At activation:
+ *   exposure: E = ++e_open[r]; GRANT[me]@r += 1
+ *   access:   A = ++a_req[r]
+ * then an access to r may proceed once GRANT[r] >= A; closing the access
+ * epoch adds DONE[me]@r += 1 after flushing; the exposure completes when
+ * DONE[r] >= E for every origin. Epochs therefore match first-in first-out,
+ * and an origin several epochs late still finds its grant.
  */
 #include "core/epoch.h"
 #include <stdlib.h>
 
-int NARMA_Win_post(MPI_Group group, int assert, NARMA_Win w)
+static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int assert,
+                            struct narmai_epoch **out)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (w->exposed) return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
     int *ranks, n, rc = narmai_group_ranks(w, group, &ranks, &n);
     if (rc) return rc;
-    if (w->access == NARMAI_ACC_FENCE) narmai_fence_yield(w);
-    /* Our local stores to the window are released by the grant (ctl_add). */
-    for (int i = 0; i < n; i++) {
-        int r = ranks[i];
-        w->exp_ids[r] = ++w->e_open[r];
-        w->exp_group[i] = r;
-        if ((rc = narmat_ctl_add(w, r, NARMAT_CTL_GRANT, w->rank, 1))) break;
+    uint64_t *ids = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
+    struct narmai_epoch *e;
+    if (ids == NULL || (rc = narmai_epoch_open(w, type, &e))) {
+        free(ranks);
+        free(ids);
+        return rc ? rc : NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
     }
-    free(ranks);
-    if (rc) return rc;
-    w->nexp = n;
-    w->exposed = 1;
+    e->ranks = ranks;
+    e->ids = ids;
+    e->n = n;
+    e->assert = assert;
+    *out = e;
     return NARMA_SUCCESS;
+}
+
+/* An empty fence epoch left open by the last fence yields to other synchronisation. */
+static void fence_yield(struct narmai_win *w)
+{
+    struct narmai_epoch *f = w->cur_access;
+    if (f != NULL && f->type == NARMAI_EP_FENCE && f->nops == 0) {
+        w->cur_access = NULL;
+        narmai_epoch_free(w, f);
+    }
+}
+
+int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    fence_yield(w);
+    if (w->cur_exposure != NULL || (w->cur_access && w->cur_access->type == NARMAI_EP_FENCE))
+        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
+    struct narmai_epoch *e;
+    int rc = open_group_epoch(w, NARMAI_EP_EXPOSURE, group, assert, &e);
+    if (rc) return rc;
+    w->cur_exposure = e;
+    narmai_epoch_progress(w); /* activate now if nothing is ahead: grants go out at once */
+    return narmai_request_done(w, request);
+}
+
+int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    fence_yield(w);
+    if (w->cur_access != NULL || w->nlock_open)
+        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
+    struct narmai_epoch *e;
+    int rc = open_group_epoch(w, NARMAI_EP_ACCESS, group, assert, &e);
+    if (rc) return rc;
+    for (int i = 0; i < e->n; i++) w->acc_member[e->ranks[i]] = i + 1;
+    w->cur_access = e;
+    narmai_epoch_progress(w);
+    return narmai_request_done(w, request);
+}
+
+int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    struct narmai_epoch *e = w->cur_access;
+    if (e == NULL || e->type != NARMAI_EP_ACCESS)
+        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "complete without a matching start");
+    for (int i = 0; i < e->n; i++) w->acc_member[e->ranks[i]] = 0;
+    w->cur_access = NULL;
+    return narmai_epoch_close(w, e, request);
+}
+
+int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    struct narmai_epoch *e = w->cur_exposure;
+    if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "wait without a matching post");
+    w->cur_exposure = NULL;
+    return narmai_epoch_close(w, e, request);
+}
+
+int NARMA_Win_post(MPI_Group group, int assert, NARMA_Win w)
+{
+    NARMA_Request r;
+    int rc = NARMA_Win_ipost(group, assert, w, &r);
+    return rc ? rc : narmai_wait_internal(&r);
 }
 
 int NARMA_Win_start(MPI_Group group, int assert, NARMA_Win w)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (w->access != NARMAI_ACC_NONE && w->access != NARMAI_ACC_FENCE)
-        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
-    int *ranks, n, rc = narmai_group_ranks(w, group, &ranks, &n);
-    if (rc) return rc;
-    narmai_fence_yield(w);
-    for (int i = 0; i < n; i++) {
-        int r = ranks[i];
-        w->acc_ids[r] = ++w->a_req[r];
-        w->acc_group[i] = r;
-    }
-    free(ranks);
-    w->nacc = n;
-    w->access = NARMAI_ACC_PSCW;
-    return NARMA_SUCCESS;
+    NARMA_Request r;
+    int rc = NARMA_Win_istart(group, assert, w, &r);
+    return rc ? rc : narmai_wait_internal(&r);
 }
 
 int NARMA_Win_complete(NARMA_Win w)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (w->access != NARMAI_ACC_PSCW)
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "complete without a matching start");
-    int rc = NARMA_SUCCESS;
-    for (int i = 0; i < w->nacc; i++) {
-        int r = w->acc_group[i];
-        narmai_wait_ctl(w, NARMAT_CTL_GRANT, r, w->acc_ids[r]);
-    }
-    for (int i = 0; i < w->nacc && rc == NARMA_SUCCESS; i++) {
-        int r = w->acc_group[i];
-        /* ctl_add orders our data to r before the done count r acquires. */
-        rc = narmat_ctl_add(w, r, NARMAT_CTL_DONE, w->rank, 1);
-        w->acc_ids[r] = 0;
-    }
-    w->nacc = 0;
-    w->access = NARMAI_ACC_NONE;
-    return rc;
-}
-
-static int exposure_done(struct narmai_win *w)
-{
-    for (int i = 0; i < w->nexp; i++) {
-        int r = w->exp_group[i];
-        if (narmat_ctl_load(w, NARMAT_CTL_DONE, r) < w->exp_ids[r]) return 0;
-    }
-    return 1;
-}
-
-static void exposure_close(struct narmai_win *w)
-{
-    w->exposed = 0;
-    w->nexp = 0;
-    narmai_progress_win(w);
+    NARMA_Request r;
+    int rc = NARMA_Win_icomplete(w, &r);
+    return rc ? rc : narmai_wait_internal(&r);
 }
 
 int NARMA_Win_wait(NARMA_Win w)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (!w->exposed) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "wait without a matching post");
-    for (int i = 0; i < w->nexp; i++) {
-        int r = w->exp_group[i];
-        narmai_wait_ctl(w, NARMAT_CTL_DONE, r, w->exp_ids[r]);
-    }
-    exposure_close(w);
-    return NARMA_SUCCESS;
+    NARMA_Request r;
+    int rc = NARMA_Win_iwait(w, &r);
+    if (rc) return rc;
+    rc = narmai_wait_internal(&r);
+    narmai_progress_win(w);
+    return rc;
 }
 
+/* MPI_Win_test: completes (and closes) the exposure epoch only if it is done. */
 int NARMA_Win_test(NARMA_Win w, int *flag)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL flag");
-    if (!w->exposed) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "test without a matching post");
+    struct narmai_epoch *e = w->cur_exposure;
+    if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "test without a matching post");
     narmai_progress();
-    *flag = exposure_done(w);
-    if (*flag) exposure_close(w);
-    return NARMA_SUCCESS;
+    *flag = 0;
+    if (e->state != NARMAI_EP_ACTIVE) return NARMA_SUCCESS;
+    for (int i = 0; i < e->n; i++)
+        if (narmat_ctl_load(w, NARMAT_CTL_DONE, e->ranks[i]) < e->ids[i]) return NARMA_SUCCESS;
+    NARMA_Request r;
+    int rc = NARMA_Win_iwait(w, &r);
+    if (rc == NARMA_SUCCESS) rc = narmai_wait_internal(&r);
+    *flag = 1;
+    return rc;
 }

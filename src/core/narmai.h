@@ -45,10 +45,6 @@ static inline int narmai_ensure_init(void)
 }
 
 /* ---- epochs ---- */
-enum narmai_access { NARMAI_ACC_NONE = 0, NARMAI_ACC_FENCE, NARMAI_ACC_PSCW, NARMAI_ACC_LOCK,
-                     NARMAI_ACC_LOCK_ALL };
-enum narmai_lockstate { NARMAI_UNLOCKED = 0, NARMAI_LOCKED_SHARED, NARMAI_LOCKED_EXCL,
-                        NARMAI_LOCKED_NOCHECK };
 
 /* ---- requests ----
  * Persistent notification requests (NARMA_Notify_init):
@@ -64,7 +60,7 @@ enum narmai_lockstate { NARMAI_UNLOCKED = 0, NARMAI_LOCKED_SHARED, NARMAI_LOCKED
  * Non-persistent requests (Rput, Rget, ..., R*_notify) are created ACTIVE (or
  * already COMPLETE); Test/Wait that observes completion frees them and sets
  * the caller's handle to NARMA_REQUEST_NULL. */
-enum narmai_req_kind { NARMAI_REQ_NOTIFY = 1, NARMAI_REQ_RMA };
+enum narmai_req_kind { NARMAI_REQ_NOTIFY = 1, NARMAI_REQ_RMA, NARMAI_REQ_EPOCH };
 enum narmai_req_state { NARMAI_REQ_INACTIVE = 1, NARMAI_REQ_ACTIVE, NARMAI_REQ_COMPLETE,
                         NARMAI_REQ_DEAD };
 #define NARMAI_REQ_MAGIC 0x6e61726d61726571ull /* "narmareq" */
@@ -81,6 +77,11 @@ struct narmai_request {
     struct narmai_win *win;
     narmau_dlist link;         /* on win->active_reqs while ACTIVE */
     MPI_Request mpi_req;       /* RMA requests on the mpi transport */
+    void *ctx;                 /* epoch-closing requests: the epoch */
+    int (*poll)(struct narmai_request *r); /* flush requests: completion test */
+    uint64_t upto;             /* flush requests: operations up to this sequence number */
+    int target;                /* flush requests: rank or -1 */
+    uint8_t local;             /* flush requests: local completion only */
 };
 
 /* ---- unexpected queue (notify_match.c) ---- */
@@ -123,20 +124,18 @@ struct narmai_win {
     MPI_Win attr_win;          /* MPI window carrying attributes and the name */
     narmau_dlist link;         /* on narmai_g.windows */
 
-    /* access epoch */
-    int access;                /* enum narmai_access */
-    int fence_open;            /* a fence opened an epoch that no other call closed yet */
-    uint64_t fence_count;      /* fences that closed/opened an epoch so far */
-    int *acc_group;            /* PSCW access group (window ranks), nacc entries */
-    int nacc;
-    uint64_t *acc_ids;         /* access id A per member of acc_group */
-    uint8_t *lockstate;        /* per target: enum narmai_lockstate */
-    int nlocked;
-    /* exposure epoch */
-    int exposed;               /* a PSCW exposure epoch is open */
-    int *exp_group;
-    int nexp;
-    uint64_t *exp_ids;         /* exposure id E per member of exp_group */
+    /* epochs (epoch.h) */
+    narmau_dlist epochs;       /* every epoch not yet DONE (or not yet closed), opening order */
+    uint64_t clock;            /* program-order stamp of synchronisation calls */
+    struct narmai_epoch *cur_access;   /* program-open fence, PSCW access or lock_all epoch */
+    struct narmai_epoch *cur_exposure; /* program-open PSCW exposure epoch */
+    struct narmai_epoch **lock_ep;     /* per target: program-open lock epoch */
+    int nlock_open;
+    int *acc_member;           /* per target: 1 + index in cur_access's PSCW group, or 0 */
+    uint64_t fence_count;      /* fences called so far (barrier numbers) */
+    int reorder;               /* NARMAI_AAAR | ... from the window's info */
+    uint64_t op_seq;           /* RMA calls submitted so far */
+    uint64_t nrecorded;        /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */
     uint64_t *a_req;           /* accesses requested toward peer */
     uint64_t *e_open;          /* exposures opened toward peer */
@@ -156,9 +155,9 @@ void narmai_progress_win(struct narmai_win *w);
 typedef struct { uint32_t spins; } narmai_waiter;
 void narmai_wait_step(narmai_waiter *wt);
 
-/* epochs: helpers used by rma.c */
-int narmai_check_access(struct narmai_win *w, int target);
+/* epochs: used by window.c and rma.c */
 int narmai_epoch_free_check(struct narmai_win *w);
+void narmai_epoch_drop_all(struct narmai_win *w);
 
 /* Translate the members of an MPI group into window ranks (malloc'd array). */
 int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int **ranks, int *n);

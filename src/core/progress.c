@@ -9,10 +9,14 @@
  * the core on every poll, so oversubscribed ranks make progress.
  */
 #include "core/narmai.h"
-#include "transport/transport.h"
+#include "core/epoch.h"
 #include <sched.h>
 
-void narmai_progress_win(struct narmai_win *w) { narmat_poll(w, narmai_notify_arrived); }
+void narmai_progress_win(struct narmai_win *w)
+{
+    narmat_poll(w, narmai_notify_arrived);
+    narmai_epoch_progress(w);
+}
 
 void narmai_progress(void)
 {

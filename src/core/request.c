@@ -1,5 +1,5 @@
 /* Requests: creation, persistent start, completion (Test/Wait families), free. */
-#include "core/narmai.h"
+#include "core/epoch.h"
 #include <stdlib.h>
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
@@ -38,11 +38,11 @@ static void status_empty(MPI_Status *st)
     MPI_Status_set_cancelled(st, 0);
 }
 
-/* Is the request complete? Drives the transport for RMA requests. */
+/* Is the request complete? Drives MPI for RMA requests on the mpi transport. */
 static int req_done(struct narmai_request *r)
 {
     if (r->state == NARMAI_REQ_COMPLETE) return 1;
-    if (r->kind == NARMAI_REQ_RMA && r->mpi_req != MPI_REQUEST_NULL) {
+    if (r->mpi_req != MPI_REQUEST_NULL) {
         int flag = 0;
         int rc = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) {
@@ -52,10 +52,7 @@ static int req_done(struct narmai_request *r)
         if (flag) r->state = NARMAI_REQ_COMPLETE;
         return flag;
     }
-    if (r->kind == NARMAI_REQ_RMA) {
-        r->state = NARMAI_REQ_COMPLETE;
-        return 1;
-    }
+    if (r->poll != NULL) return r->poll(r);
     return 0;
 }
 
@@ -307,6 +304,9 @@ int NARMA_Request_free(NARMA_Request *request)
     struct narmai_request *r = *request;
     if (r->kind == NARMAI_REQ_NOTIFY) {
         narmai_notify_withdraw(r);
+    } else if (r->kind == NARMAI_REQ_EPOCH && r->ctx != NULL) {
+        /* The epoch still completes; nobody is told. */
+        ((struct narmai_epoch *)r->ctx)->close_req = NULL;
     } else if (r->mpi_req != MPI_REQUEST_NULL) {
         /* An RMA operation still in flight completes at the next flush/unlock. */
         MPI_Request_free(&r->mpi_req);

@@ -1,6 +1,6 @@
 /* RMA entry points: argument and epoch checks at the boundary, then the transport. */
 #include "core/rma.h"
-#include "transport/transport.h"
+#include "core/epoch.h"
 #include "util/acc_ops.h"
 #include "util/dtype.h"
 
@@ -34,19 +34,27 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
         narmau_dtype_span(td, tcount, &lo, &hi);
         if ((rc = w->ops->check_bounds(w, target, disp, lo, hi))) return rc;
     }
-    if (!(flags & NARMAI_CHK_NO_EPOCH)) return narmai_check_access(w, target);
     return NARMA_SUCCESS;
 }
 
-static int rma_request(struct narmai_win *w, MPI_Request mreq, NARMA_Request *request)
+/* Submit an RMA call to its epoch; R* forms get a request that completes when
+ * the operation is issued and locally complete. */
+static int submit(struct narmai_win *w, struct narmai_op *op, NARMA_Request *request)
 {
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
-    r->mpi_req = mreq;
-    r->st_src = w->rank;
-    r->st_tag = MPI_ANY_TAG;
-    if (mreq == MPI_REQUEST_NULL) r->state = NARMAI_REQ_COMPLETE;
-    *request = r;
+    struct narmai_request *r = NULL;
+    if (request != NULL) {
+        if ((r = narmai_request_new(NARMAI_REQ_RMA, w)) == NULL)
+            return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+        r->st_src = w->rank;
+        r->st_tag = MPI_ANY_TAG;
+        op->req = r;
+    }
+    int rc = narmai_rma_submit(w, op);
+    if (rc != NARMA_SUCCESS) {
+        if (r != NULL) narmai_request_release(r);
+        return rc;
+    }
+    if (r != NULL) *request = r;
     return NARMA_SUCCESS;
 }
 
@@ -56,14 +64,11 @@ static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target,
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
-    if (request != NULL && oaddr == NULL && ocount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL buffer");
-#else
-    int rc = narmai_check_access(w, target);
-    if (rc) return rc;
 #endif
-    MPI_Request mreq = MPI_REQUEST_NULL;
-    rc = narmat_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, request ? &mreq : NULL);
-    return rc || request == NULL ? rc : rma_request(w, mreq, request);
+    struct narmai_op op = {.kind = NARMAI_OP_PUT, .target = target, .disp = disp, .oaddr = oaddr,
+                           .ocount = ocount, .otype = otype, .tcount = tcount, .ttype = ttype,
+                           .rtype = MPI_DATATYPE_NULL};
+    return submit(w, &op, request);
 }
 
 static int do_get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -72,13 +77,11 @@ static int do_get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_A
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
-#else
-    int rc = narmai_check_access(w, target);
-    if (rc) return rc;
 #endif
-    MPI_Request mreq = MPI_REQUEST_NULL;
-    rc = narmat_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, request ? &mreq : NULL);
-    return rc || request == NULL ? rc : rma_request(w, mreq, request);
+    struct narmai_op op = {.kind = NARMAI_OP_GET, .target = target, .disp = disp, .raddr = oaddr,
+                           .ocount = ocount, .otype = otype, .tcount = tcount, .ttype = ttype,
+                           .rtype = MPI_DATATYPE_NULL};
+    return submit(w, &op, request);
 }
 
 /* Checks shared by the accumulate family: op valid for the target's basic type. */
@@ -110,14 +113,14 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
         if ((MPI_Aint)rcount * rd->size != (MPI_Aint)tcount * td->size)
             return NARMAI_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
     }
-#else
-    int rc = narmai_check_access(w, target);
-    if (rc) return rc;
 #endif
-    MPI_Request mreq = MPI_REQUEST_NULL;
-    rc = narmat_acc(w, oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op,
-                    request ? &mreq : NULL);
-    return rc || request == NULL ? rc : rma_request(w, mreq, request);
+    /* NO_OP ignores the origin: do not hold on to its (possibly NULL) datatype. */
+    struct narmai_op rec = {.kind = NARMAI_OP_ACC, .target = target, .disp = disp, .oaddr = oaddr,
+                            .ocount = ocount, .otype = op == MPI_NO_OP ? MPI_DATATYPE_NULL : otype,
+                            .raddr = raddr, .rcount = rcount,
+                            .rtype = raddr ? rtype : MPI_DATATYPE_NULL, .tcount = tcount,
+                            .ttype = ttype, .op = op};
+    return submit(w, &rec, request);
 }
 
 int NARMA_Put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -212,9 +215,9 @@ int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MP
     narmau_dtype_get(type, &d);
     if (d->basic != type)
         return NARMAI_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs a predefined datatype");
-#else
-    int rc = narmai_check_access(w, target);
-    if (rc) return rc;
 #endif
-    return narmat_cas(w, oaddr, caddr, raddr, type, target, disp);
+    struct narmai_op rec = {.kind = NARMAI_OP_CAS, .target = target, .disp = disp, .oaddr = oaddr,
+                            .caddr = caddr, .raddr = raddr, .ocount = 1, .otype = type,
+                            .rtype = MPI_DATATYPE_NULL, .tcount = 1, .ttype = type};
+    return submit(w, &rec, NULL);
 }

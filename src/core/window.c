@@ -1,22 +1,47 @@
 /* Window creation, destruction, attributes, names and groups. */
 #include "core/narmai.h"
-#include "transport/transport.h"
+#include "core/epoch.h"
 #include <stdlib.h>
 #include <string.h>
 
 static void win_release(struct narmai_win *w)
 {
-    free(w->acc_group);
-    free(w->acc_ids);
-    free(w->exp_group);
-    free(w->exp_ids);
-    free(w->lockstate);
+    narmai_epoch_drop_all(w);
+    free(w->lock_ep);
+    free(w->acc_member);
     free(w->a_req);
     free(w->e_open);
     narmai_uq_destroy(&w->uq);
     if (w->comm != MPI_COMM_NULL) MPI_Comm_free(&w->comm);
     w->magic = 0;
     free(w);
+}
+
+/* Window info keys read by narma (others are passed to MPI by the transport). */
+static const struct {
+    const char *key;
+    int flag;
+} narmai_reorder_keys[] = {
+    {"narma_access_after_access_reorder", NARMAI_AAAR},
+    {"narma_access_after_exposure_reorder", NARMAI_AAER},
+    {"narma_exposure_after_exposure_reorder", NARMAI_EAER},
+    {"narma_exposure_after_access_reorder", NARMAI_EAAR},
+};
+
+static int win_info(struct narmai_win *w, MPI_Info info)
+{
+    if (info == MPI_INFO_NULL) return NARMA_SUCCESS;
+    for (size_t i = 0; i < sizeof(narmai_reorder_keys) / sizeof(narmai_reorder_keys[0]); i++) {
+        char val[16];
+        int flag = 0;
+        MPI_Info_get(info, narmai_reorder_keys[i].key, (int)sizeof(val) - 1, val, &flag);
+        if (!flag) continue;
+        if (strcmp(val, "true") == 0) w->reorder |= narmai_reorder_keys[i].flag;
+        else if (strcmp(val, "false") != 0)
+            return NARMAI_ERR(NARMA_ERR_ARG, "info %s=%s: expected true or false",
+                              narmai_reorder_keys[i].key, val);
+    }
+    return NARMA_SUCCESS;
 }
 
 static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Aint size,
@@ -41,6 +66,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->base = base;
     w->attr_win = MPI_WIN_NULL;
     narmau_dlist_init(&w->active_reqs);
+    narmau_dlist_init(&w->epochs);
     narmai_uq_init(&w->uq);
     int mrc = MPI_Comm_dup(comm, &w->comm);
     if (mrc != MPI_SUCCESS) {
@@ -52,17 +78,17 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     MPI_Comm_rank(w->comm, &w->rank);
     MPI_Comm_size(w->comm, &w->size);
     size_t p = (size_t)w->size;
-    w->lockstate = calloc(p, 1);
+    w->lock_ep = calloc(p, sizeof(*w->lock_ep));
+    w->acc_member = calloc(p, sizeof(int));
     w->a_req = calloc(p, sizeof(uint64_t));
     w->e_open = calloc(p, sizeof(uint64_t));
-    w->acc_group = malloc(p * sizeof(int));
-    w->acc_ids = malloc(p * sizeof(uint64_t));
-    w->exp_group = malloc(p * sizeof(int));
-    w->exp_ids = malloc(p * sizeof(uint64_t));
-    if (!w->lockstate || !w->a_req || !w->e_open || !w->acc_group || !w->acc_ids ||
-        !w->exp_group || !w->exp_ids) {
+    if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open) {
         win_release(w);
         return NARMAI_ERR(NARMA_ERR_NO_MEM, "window state");
+    }
+    if ((rc = win_info(w, info))) {
+        win_release(w);
+        return rc;
     }
     rc = narmat_select(w->comm, flavor, &w->ops);
     if (rc == NARMA_SUCCESS) rc = w->ops->win_init(w, base, size, info);
@@ -96,17 +122,6 @@ int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win)
     return win_new(comm, MPI_WIN_FLAVOR_DYNAMIC, info, NULL, 0, 1, win);
 }
 
-/* Anything still open or pending on this rank's side of the window? */
-int narmai_epoch_free_check(struct narmai_win *w)
-{
-    if (w->access != NARMAI_ACC_NONE && !(w->access == NARMAI_ACC_FENCE))
-        return NARMAI_ERR(NARMA_ERR_PENDING, "an access epoch is open");
-    if (w->exposed) return NARMAI_ERR(NARMA_ERR_PENDING, "an exposure epoch is open");
-    if (w->nlocked) return NARMAI_ERR(NARMA_ERR_PENDING, "%d lock(s) held", w->nlocked);
-    if (w->nreqs) return NARMAI_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
-    return NARMA_SUCCESS;
-}
-
 int NARMA_Win_free(NARMA_Win *win)
 {
     if (win == NULL || !narmai_win_ok(*win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
@@ -118,6 +133,7 @@ int NARMA_Win_free(NARMA_Win *win)
     if (worst != NARMA_SUCCESS)
         return mine ? mine : NARMAI_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
     narmai_progress_win(w); /* deliver what already arrived (inline data lands in memory) */
+    narmai_epoch_drop_all(w); /* only an empty fence epoch can remain */
     int rc = w->ops->win_free(w);
     narmau_dlist_remove(&w->link);
     narmai_g.nwindows--;
@@ -207,22 +223,19 @@ int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
  * window underneath, e.g. for shm where one segment holds control words too). */
 int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
 {
-    static int flavor_attr, model_attr = MPI_WIN_UNIFIED;
+    static int model_attr = MPI_WIN_UNIFIED;
     if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (val == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
     *flag = 1;
     if (keyval == MPI_WIN_BASE) *(void **)val = win->base;
     else if (keyval == MPI_WIN_SIZE) *(MPI_Aint **)val = &win->size_bytes;
     else if (keyval == MPI_WIN_DISP_UNIT) *(int **)val = &win->disp_unit;
-    else if (keyval == MPI_WIN_CREATE_FLAVOR) {
-        flavor_attr = win->flavor;
-        *(int **)val = &win->flavor;
-    } else if (keyval == MPI_WIN_MODEL) *(int **)val = &model_attr;
+    else if (keyval == MPI_WIN_CREATE_FLAVOR) *(int **)val = &win->flavor;
+    else if (keyval == MPI_WIN_MODEL) *(int **)val = &model_attr;
     else {
         int rc = MPI_Win_get_attr(win->attr_win, keyval, val, flag);
         if (rc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
     }
-    (void)flavor_attr;
     return NARMA_SUCCESS;
 }
 

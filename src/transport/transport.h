@@ -47,6 +47,7 @@ typedef void (*narmat_note_cb)(struct narmai_win *w, int32_t src, int32_t tag, i
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
     const char *name;
+    int flush_blocks; /* flush waits for the network: epoch-closing calls defer it to progress */
 
     /* Window life cycle. win_init fills w->base (allocate), w->tp and w->attr_win.
      * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE. Collective. */

@@ -4,7 +4,8 @@
  * Every test is one program that reads like a specification: a sequence of
  * phases (test_phase("...")), each a handful of CHECKs. A failed CHECK prints
  * rank, file:line, the current phase and a message, then aborts the job with
- * exit code 1. A watchdog (alarm) turns a hang into a failure that names the
+ * exit code 1 (with NARMA_TEST_KEEP_GOING=1 it continues, for diagnosis, and
+ * the test fails at the end). A watchdog (alarm) turns a hang into a failure that names the
  * phase it hung in, before ctest's TIMEOUT kills the job without a word.
  *
  * Tests use only the public header and MPI; they start with MPI_Init (not
@@ -32,9 +33,12 @@ static const char *test_name = "?";
 static const char *volatile test_current_phase = "init";
 /** Free-form progress detail, printed with the phase by failures and the watchdog. */
 static char test_detail[256];
+/* NARMA_TEST_KEEP_GOING=1 (diagnosis only): report failed CHECKs and continue. */
+static int test_keep_going;
+static int test_failures;
 
 #if defined(__GNUC__)
-#define TEST_UNUSED __attribute__((unused))
+#define TEST_UNUSED       __attribute__((unused))
 #define TEST_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define TEST_UNUSED
@@ -49,19 +53,20 @@ static TEST_UNUSED TEST_PRINTF(4, 5) void test_fail(const char *file, int line, 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "FAIL %s rank %d/%d %s:%d [phase: %s%s%s] (%s): %s\n", test_name,
-            test_rank, test_size, file, line, test_current_phase, test_detail[0] ? "; " : "",
-            test_detail, cond, msg);
+    fprintf(stderr, "FAIL %s rank %d/%d %s:%d [phase: %s%s%s] (%s): %s\n", test_name, test_rank,
+            test_size, file, line, test_current_phase, test_detail[0] ? "; " : "", test_detail,
+            cond, msg);
     fflush(stderr);
+    test_failures++;
+    if (test_keep_going) return;
     MPI_Abort(MPI_COMM_WORLD, 1);
     _exit(1);
 }
 
 /** CHECK(cond, fmt, ...): abort the job with a located message unless cond holds. */
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond))                                                                      \
-            test_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                            \
+#define CHECK(cond, ...)                                                \
+    do {                                                                \
+        if (!(cond)) test_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
     } while (0)
 
 /** Text of the MPI error behind the last NARMA_ERR_MPI (empty for other classes). */
@@ -72,38 +77,37 @@ static TEST_UNUSED const char *test_mpi_error(int rc)
     if (rc == NARMA_ERR_MPI) {
         int code = NARMA_Get_mpi_error(), len = 0;
         char s[MPI_MAX_ERROR_STRING];
-        if (MPI_Error_string(code, s, &len) != MPI_SUCCESS)
-            snprintf(s, sizeof s, "?");
+        if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "?");
         snprintf(buf, sizeof buf, "; MPI error %d: %s", code, s);
     }
     return buf;
 }
 
 /** CHECK_RC(call): the narma call must return NARMA_SUCCESS. */
-#define CHECK_RC(call)                                                                    \
-    do {                                                                                  \
-        int check_rc_ = (call);                                                           \
-        if (check_rc_ != NARMA_SUCCESS)                                                   \
-            test_fail(__FILE__, __LINE__, #call, "returned %d (%s)%s", check_rc_,         \
-                      NARMA_Error_string(check_rc_), test_mpi_error(check_rc_));          \
+#define CHECK_RC(call)                                                            \
+    do {                                                                          \
+        int check_rc_ = (call);                                                   \
+        if (check_rc_ != NARMA_SUCCESS)                                           \
+            test_fail(__FILE__, __LINE__, #call, "returned %d (%s)%s", check_rc_, \
+                      NARMA_Error_string(check_rc_), test_mpi_error(check_rc_));  \
     } while (0)
 
 /** CHECK_ERR(call, expected): the narma call must fail with exactly this class. */
-#define CHECK_ERR(call, expected)                                                         \
-    do {                                                                                  \
-        int check_rc_ = (call);                                                           \
-        if (check_rc_ != (expected))                                                      \
-            test_fail(__FILE__, __LINE__, #call, "returned %d (%s), expected %d (%s)%s",  \
-                      check_rc_, NARMA_Error_string(check_rc_), (int)(expected),          \
-                      NARMA_Error_string(expected), test_mpi_error(check_rc_));           \
+#define CHECK_ERR(call, expected)                                                        \
+    do {                                                                                 \
+        int check_rc_ = (call);                                                          \
+        if (check_rc_ != (expected))                                                     \
+            test_fail(__FILE__, __LINE__, #call, "returned %d (%s), expected %d (%s)%s", \
+                      check_rc_, NARMA_Error_string(check_rc_), (int)(expected),         \
+                      NARMA_Error_string(expected), test_mpi_error(check_rc_));          \
     } while (0)
 
 /** CHECK_MPI(call): the MPI call must return MPI_SUCCESS. */
-#define CHECK_MPI(call)                                                                   \
-    do {                                                                                  \
-        int check_rc_ = (call);                                                           \
-        if (check_rc_ != MPI_SUCCESS)                                                     \
-            test_fail(__FILE__, __LINE__, #call, "MPI error %d", check_rc_);              \
+#define CHECK_MPI(call)                                                      \
+    do {                                                                     \
+        int check_rc_ = (call);                                              \
+        if (check_rc_ != MPI_SUCCESS)                                        \
+            test_fail(__FILE__, __LINE__, #call, "MPI error %d", check_rc_); \
     } while (0)
 
 /** Name the phase that follows (shown by failures and by the watchdog). */
@@ -116,8 +120,7 @@ static TEST_UNUSED void test_phase(const char *phase)
 static TEST_UNUSED long env_long(const char *name, long dflt)
 {
     const char *s = getenv(name);
-    if (!s || !*s)
-        return dflt;
+    if (!s || !*s) return dflt;
     char *end;
     long v = strtol(s, &end, 0);
     return *end ? dflt : v;
@@ -134,11 +137,10 @@ static void test_watchdog(int sig)
     (void)sig;
     /* Not async-signal-safe in theory; we are about to die anyway. */
     char buf[512];
-    int n = snprintf(buf, sizeof buf, "FAIL %s rank %d: watchdog expired (hang) in phase: %s%s%s\n",
-                     test_name, test_rank, test_current_phase, test_detail[0] ? "; " : "",
-                     test_detail);
-    if (n > 0)
-        (void)!write(2, buf, (size_t)n);
+    int n =
+        snprintf(buf, sizeof buf, "FAIL %s rank %d: watchdog expired (hang) in phase: %s%s%s\n",
+                 test_name, test_rank, test_current_phase, test_detail[0] ? "; " : "", test_detail);
+    if (n > 0) (void)!write(2, buf, (size_t)n);
     _exit(1);
 }
 
@@ -152,6 +154,7 @@ static TEST_UNUSED void test_init(int *argc, char ***argv, const char *name, int
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &test_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &test_size);
+    test_keep_going = (int)env_long("NARMA_TEST_KEEP_GOING", 0);
     long wd = env_long("NARMA_TEST_WATCHDOG", watchdog_s);
     if (wd > 0) {
         signal(SIGALRM, test_watchdog);
@@ -163,7 +166,14 @@ static TEST_UNUSED void test_init(int *argc, char ***argv, const char *name, int
 static TEST_UNUSED int test_finish(void)
 {
     test_phase("finish");
-    MPI_Barrier(MPI_COMM_WORLD);
+    int failures = 0;
+    MPI_Allreduce(&test_failures, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (failures) {
+        if (test_rank == 0) printf("FAIL %s: %d failed checks\n", test_name, failures);
+        alarm(0);
+        MPI_Finalize();
+        exit(1);
+    }
     if (test_rank == 0) {
         printf("PASS %s (np=%d, transport=%s)\n", test_name, test_size,
                env_str("NARMA_TRANSPORT", "auto"));
@@ -215,8 +225,7 @@ static TEST_UNUSED long test_verify(const void *buf, size_t n, uint32_t a, uint3
 {
     const unsigned char *p = buf;
     for (size_t i = 0; i < n; i++)
-        if (p[i] != test_byte(a, b, i))
-            return (long)i;
+        if (p[i] != test_byte(a, b, i)) return (long)i;
     return -1;
 }
 
@@ -243,6 +252,7 @@ static TEST_UNUSED void test_expect_incomplete(NARMA_Request *req, const char *w
         CHECK_RC(NARMA_Test(req, &flag, &st));
         CHECK(!flag, "%s completed unexpectedly (source %d tag %d)", what, st.MPI_SOURCE,
               st.MPI_TAG);
+        if (flag) break;
     }
 }
 

@@ -2,7 +2,8 @@
 /*
  * Accumulate operations combine element-wise and atomically:
  *  - every predefined op on int, long long, double and float, with all ranks
- *    contributing to every target, equals the sequential fold;
+ *    contributing to every target, equals the sequential fold (NO_OP through
+ *    Get_accumulate, the only place MPI allows it besides Fetch_and_op);
  *  - Get_accumulate / Fetch_and_op return the value before the operation;
  *  - Compare_and_swap swaps only on equality and returns the old value;
  *  - MAXLOC / MINLOC on MPI_2INT pick the lowest index among ties;
@@ -13,23 +14,47 @@
 
 #define CNT 3 /* elements per accumulate */
 
-enum { O_SUM, O_PROD, O_MAX, O_MIN, O_BAND, O_BOR, O_BXOR, O_LAND, O_LOR, O_REPLACE, O_NO_OP, NOPS };
-static const char *op_name[NOPS] = {"SUM", "PROD", "MAX", "MIN", "BAND", "BOR",
+enum {
+    O_SUM,
+    O_PROD,
+    O_MAX,
+    O_MIN,
+    O_BAND,
+    O_BOR,
+    O_BXOR,
+    O_LAND,
+    O_LOR,
+    O_REPLACE,
+    O_NO_OP,
+    NOPS
+};
+static const char *op_name[NOPS] = {"SUM",  "PROD", "MAX", "MIN",     "BAND", "BOR",
                                     "BXOR", "LAND", "LOR", "REPLACE", "NO_OP"};
 static MPI_Op op_handle(int o)
 {
     switch (o) {
-    case O_SUM: return NARMA_SUM;
-    case O_PROD: return NARMA_PROD;
-    case O_MAX: return NARMA_MAX;
-    case O_MIN: return NARMA_MIN;
-    case O_BAND: return NARMA_BAND;
-    case O_BOR: return NARMA_BOR;
-    case O_BXOR: return NARMA_BXOR;
-    case O_LAND: return NARMA_LAND;
-    case O_LOR: return NARMA_LOR;
-    case O_REPLACE: return NARMA_REPLACE;
-    default: return NARMA_NO_OP;
+    case O_SUM:
+        return NARMA_SUM;
+    case O_PROD:
+        return NARMA_PROD;
+    case O_MAX:
+        return NARMA_MAX;
+    case O_MIN:
+        return NARMA_MIN;
+    case O_BAND:
+        return NARMA_BAND;
+    case O_BOR:
+        return NARMA_BOR;
+    case O_BXOR:
+        return NARMA_BXOR;
+    case O_LAND:
+        return NARMA_LAND;
+    case O_LOR:
+        return NARMA_LOR;
+    case O_REPLACE:
+        return NARMA_REPLACE;
+    default:
+        return NARMA_NO_OP;
     }
 }
 static int op_is_bitwise_or_logical(int o)
@@ -43,99 +68,134 @@ static int rank, size;
 static long long contrib(int op, int o, int t, int e)
 {
     switch (op) {
-    case O_SUM: return 10 * o + e + t;
-    case O_PROD: return (o + e) % 3 + 1;
+    case O_SUM:
+        return 10 * o + e + t;
+    case O_PROD:
+        return (o + e) % 3 + 1;
     case O_MAX:
-    case O_MIN: return (o * 7 + e * 3 + t) % 11 - 5;
-    case O_BAND: return ~(1LL << ((o + e) % 12));
+    case O_MIN:
+        return (o * 7 + e * 3 + t) % 11 - 5;
+    case O_BAND:
+        return ~(1LL << ((o + e) % 12));
     case O_BOR:
-    case O_BXOR: return (1LL << ((o + 2 * e) % 12)) | (0x1000LL << t);
-    case O_LAND: return (o + e) % 3 != 0 ? 2 : 0;
-    case O_LOR: return (o == e % size) ? 5 : 0;
-    case O_REPLACE: return -(100 * o + e + 1);
-    default: return 777;
+    case O_BXOR:
+        return (1LL << ((o + 2 * e) % 12)) | (0x1000LL << t);
+    case O_LAND:
+        return (o + e) % 3 != 0 ? 2 : 0;
+    case O_LOR:
+        return (o == e % size) ? 5 : 0;
+    case O_REPLACE:
+        return -(100 * o + e + 1);
+    default:
+        return 777;
     }
 }
 static long long initial(int op, int e)
 {
     switch (op) {
-    case O_SUM: return 1000 + e;
-    case O_PROD: return 2;
-    case O_BAND: return -1;
+    case O_SUM:
+        return 1000 + e;
+    case O_PROD:
+        return 2;
+    case O_BAND:
+        return -1;
     case O_BOR:
-    case O_BXOR: return 0x5a5a;
-    case O_LAND: return 1;
-    case O_LOR: return 0;
-    case O_NO_OP: return 42 + e;
-    default: return 0;
+    case O_BXOR:
+        return 0x5a5a;
+    case O_LAND:
+        return 1;
+    case O_LOR:
+        return 0;
+    case O_NO_OP:
+        return 42 + e;
+    default:
+        return 0;
     }
 }
 static long long fold(int op, long long a, long long v)
 {
     switch (op) {
-    case O_SUM: return a + v;
-    case O_PROD: return a * v;
-    case O_MAX: return a > v ? a : v;
-    case O_MIN: return a < v ? a : v;
-    case O_BAND: return a & v;
-    case O_BOR: return a | v;
-    case O_BXOR: return a ^ v;
-    case O_LAND: return (a && v) ? 1 : 0;
-    case O_LOR: return (a || v) ? 1 : 0;
-    case O_REPLACE: return v;
-    default: return a;
+    case O_SUM:
+        return a + v;
+    case O_PROD:
+        return a * v;
+    case O_MAX:
+        return a > v ? a : v;
+    case O_MIN:
+        return a < v ? a : v;
+    case O_BAND:
+        return a & v;
+    case O_BOR:
+        return a | v;
+    case O_BXOR:
+        return a ^ v;
+    case O_LAND:
+        return (a && v) ? 1 : 0;
+    case O_LOR:
+        return (a || v) ? 1 : 0;
+    case O_REPLACE:
+        return v;
+    default:
+        return a;
     }
 }
 static long long expected(int op, int t, int e)
 {
     long long a = initial(op, e);
-    if (op == O_REPLACE)
-        return contrib(op, (t + 1) % size, t, e); /* only t+1 replaces at t */
+    if (op == O_REPLACE) return contrib(op, (t + 1) % size, t, e); /* only t+1 replaces at t */
     for (int o = 0; o < size; o++)
         a = fold(op, a, contrib(op, o, t, e));
     return a;
 }
 
 /* Run every applicable op on one type, all ranks to all targets, under fence. */
-#define DEFINE_OPS_TEST(T, MPIT, NAME, INTEGER)                                                \
-    static void ops_##NAME(void)                                                               \
-    {                                                                                          \
-        test_phase("all ops on " #T " under fence");                                           \
-        T *base;                                                                               \
-        NARMA_Win win;                                                                         \
-        CHECK_RC(NARMA_Win_allocate(NOPS * CNT * sizeof(T), sizeof(T), MPI_INFO_NULL,          \
-                                    MPI_COMM_WORLD, &base, &win));                             \
-        for (int op = 0; op < NOPS; op++)                                                      \
-            for (int e = 0; e < CNT; e++)                                                      \
-                base[op * CNT + e] = (T)initial(op, e);                                        \
-        CHECK_RC(NARMA_Win_fence(0, win));                                                     \
-        for (int op = 0; op < NOPS; op++) {                                                    \
-            if (!(INTEGER) && op_is_bitwise_or_logical(op))                                    \
-                continue;                                                                      \
-            for (int k = 0; k < size; k++) {                                                   \
-                int t = (rank + k) % size; /* stagger targets */                               \
-                if (op == O_REPLACE && rank != (t + 1) % size)                                 \
-                    continue;                                                                  \
-                T v[CNT];                                                                      \
-                for (int e = 0; e < CNT; e++)                                                  \
-                    v[e] = (T)contrib(op, rank, t, e);                                         \
-                int rc = NARMA_Accumulate(v, CNT, MPIT, t, op * CNT, CNT, MPIT, op_handle(op), \
-                                          win);                                                \
-                CHECK(rc == NARMA_SUCCESS, "Accumulate %s on " #T " to %d: %d (%s)%s",         \
-                      op_name[op], t, rc, NARMA_Error_string(rc), test_mpi_error(rc));         \
-            }                                                                                  \
-        }                                                                                      \
-        CHECK_RC(NARMA_Win_fence(0, win));                                                     \
-        for (int op = 0; op < NOPS; op++) {                                                    \
-            if (!(INTEGER) && op_is_bitwise_or_logical(op))                                    \
-                continue;                                                                      \
-            for (int e = 0; e < CNT; e++) {                                                    \
-                T want = (T)expected(op, rank, e);                                             \
-                CHECK(base[op * CNT + e] == want, "%s on " #T " element %d: got %.17g, want %.17g", \
-                      op_name[op], e, (double)base[op * CNT + e], (double)want);               \
-            }                                                                                  \
-        }                                                                                      \
-        CHECK_RC(NARMA_Win_free(&win));                                                        \
+#define DEFINE_OPS_TEST(T, MPIT, NAME, INTEGER)                                                   \
+    static void ops_##NAME(void)                                                                  \
+    {                                                                                             \
+        test_phase("all ops on " #T " under fence");                                              \
+        T *base;                                                                                  \
+        NARMA_Win win;                                                                            \
+        CHECK_RC(NARMA_Win_allocate(NOPS *CNT * sizeof(T), sizeof(T), MPI_INFO_NULL,              \
+                                    MPI_COMM_WORLD, &base, &win));                                \
+        for (int op = 0; op < NOPS; op++)                                                         \
+            for (int e = 0; e < CNT; e++)                                                         \
+                base[op * CNT + e] = (T)initial(op, e);                                           \
+        T fetched[64];                                                                            \
+        CHECK_RC(NARMA_Win_fence(0, win));                                                        \
+        for (int op = 0; op < NOPS; op++) {                                                       \
+            if (!(INTEGER) && op_is_bitwise_or_logical(op)) continue;                             \
+            for (int k = 0; k < size; k++) {                                                      \
+                int t = (rank + k) % size; /* stagger targets */                                  \
+                if (op == O_REPLACE && rank != (t + 1) % size) continue;                          \
+                T v[CNT];                                                                         \
+                for (int e = 0; e < CNT; e++)                                                     \
+                    v[e] = (T)contrib(op, rank, t, e);                                            \
+                T res[CNT];                                                                       \
+                /* MPI allows NO_OP only in the fetching calls */                                 \
+                int rc = op == O_NO_OP                                                            \
+                             ? NARMA_Get_accumulate(v, CNT, MPIT, res, CNT, MPIT, t, op * CNT,    \
+                                                    CNT, MPIT, NARMA_NO_OP, win)                  \
+                             : NARMA_Accumulate(v, CNT, MPIT, t, op * CNT, CNT, MPIT,             \
+                                                op_handle(op), win);                              \
+                CHECK(rc == NARMA_SUCCESS, "Accumulate %s on " #T " to %d: %d (%s)%s",            \
+                      op_name[op], t, rc, NARMA_Error_string(rc), test_mpi_error(rc));            \
+                if (op == O_NO_OP) fetched[t] = res[1];                                           \
+            }                                                                                     \
+        }                                                                                         \
+        CHECK_RC(NARMA_Win_fence(0, win));                                                        \
+        for (int t = 0; t < size; t++)                                                            \
+            CHECK(fetched[t] == (T)initial(O_NO_OP, 1),                                           \
+                  "Get_accumulate NO_OP on " #T " from %d fetched %.17g", t, (double)fetched[t]); \
+        for (int op = 0; op < NOPS; op++) {                                                       \
+            if (!(INTEGER) && op_is_bitwise_or_logical(op)) continue;                             \
+            for (int e = 0; e < CNT; e++) {                                                       \
+                T want = (T)expected(op, rank, e);                                                \
+                CHECK(base[op * CNT + e] == want,                                                 \
+                      "%s on " #T " element %d: got %.17g, want %.17g", op_name[op], e,           \
+                      (double)base[op * CNT + e], (double)want);                                  \
+            }                                                                                     \
+        }                                                                                         \
+        CHECK_RC(NARMA_Win_free(&win));                                                           \
     }
 
 DEFINE_OPS_TEST(int, MPI_INT, int, 1)
@@ -148,8 +208,8 @@ static void accumulate_derived(void)
     test_phase("Accumulate SUM into a vector target type");
     int *base;
     NARMA_Win win;
-    CHECK_RC(NARMA_Win_allocate(16 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                &base, &win));
+    CHECK_RC(NARMA_Win_allocate(16 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                &win));
     for (int i = 0; i < 16; i++)
         base[i] = i;
     MPI_Datatype vec;
@@ -162,8 +222,7 @@ static void accumulate_derived(void)
     CHECK_RC(NARMA_Win_fence(0, win));
     for (int i = 0; i < 16; i++) {
         int want = i;
-        if (i >= 2 && (i - 2) % 3 == 0 && (i - 2) / 3 < 4)
-            want += size * v[(i - 2) / 3];
+        if (i >= 2 && (i - 2) % 3 == 0 && (i - 2) / 3 < 4) want += size * v[(i - 2) / 3];
         CHECK(base[i] == want, "element %d = %d, expected %d", i, base[i], want);
     }
     MPI_Type_free(&vec);
@@ -247,8 +306,8 @@ static void fetching_ops(void)
     {
         int *ib;
         NARMA_Win iw;
-        CHECK_RC(NARMA_Win_allocate(size * sizeof(int), sizeof(int), MPI_INFO_NULL,
-                                    MPI_COMM_WORLD, &ib, &iw));
+        CHECK_RC(NARMA_Win_allocate(size * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                    &ib, &iw));
         for (int o = 0; o < size; o++)
             ib[o] = 7;
         MPI_Barrier(MPI_COMM_WORLD);
@@ -296,10 +355,12 @@ static void maxloc_minloc(void)
     test_phase("MAXLOC / MINLOC on MPI_2INT");
     int *base;
     NARMA_Win win;
-    CHECK_RC(NARMA_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                &base, &win));
-    base[0] = -1000; base[1] = -1; /* MAXLOC pair */
-    base[2] = 1000;  base[3] = -1; /* MINLOC pair */
+    CHECK_RC(NARMA_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                &win));
+    base[0] = -1000;
+    base[1] = -1; /* MAXLOC pair */
+    base[2] = 1000;
+    base[3] = -1; /* MINLOC pair */
     /* ranks 0 and size-1 tie at the maximum: the lower index (0) must win */
     int mx[2] = {(rank == 0 || rank == size - 1) ? 100 : rank, rank};
     /* odd ranks tie at the minimum: the lowest odd rank (1) must win */
@@ -343,13 +404,12 @@ static void contention(void)
         ones[i] = i + 1;
     CHECK_RC(NARMA_Win_lock_all(0, win));
     for (int i = 0; i < K; i++) {
-        CHECK_RC(NARMA_Accumulate(&one, 1, MPI_LONG_LONG, hot, 0, 1, MPI_LONG_LONG, NARMA_SUM,
-                                  win));
+        CHECK_RC(
+            NARMA_Accumulate(&one, 1, MPI_LONG_LONG, hot, 0, 1, MPI_LONG_LONG, NARMA_SUM, win));
         if (i % 4 == 0)
-            CHECK_RC(NARMA_Accumulate(ones, V, MPI_LONG_LONG, hot2, 8, V, MPI_LONG_LONG,
-                                      NARMA_SUM, win));
-        if (i % 100 == 99)
-            CHECK_RC(NARMA_Win_flush_all(win));
+            CHECK_RC(NARMA_Accumulate(ones, V, MPI_LONG_LONG, hot2, 8, V, MPI_LONG_LONG, NARMA_SUM,
+                                      win));
+        if (i % 100 == 99) CHECK_RC(NARMA_Win_flush_all(win));
     }
     CHECK_RC(NARMA_Win_unlock_all(win));
 
@@ -360,12 +420,11 @@ static void contention(void)
         CHECK_RC(NARMA_Fetch_and_op(&one, &tickets[i], MPI_LONG_LONG, hot2, 1, NARMA_SUM, win));
         CHECK_RC(NARMA_Win_flush(hot2, win));
         CHECK(i == 0 || tickets[i] > tickets[i - 1],
-              "tickets not increasing for one origin: %lld after %lld", tickets[i],
-              tickets[i - 1]);
+              "tickets not increasing for one origin: %lld after %lld", tickets[i], tickets[i - 1]);
         long long dummy;
         if (i % 2)
-            CHECK_RC(NARMA_Accumulate(&one, 1, MPI_LONG_LONG, hot, 2, 1, MPI_LONG_LONG, NARMA_SUM,
-                                      win));
+            CHECK_RC(
+                NARMA_Accumulate(&one, 1, MPI_LONG_LONG, hot, 2, 1, MPI_LONG_LONG, NARMA_SUM, win));
         else
             CHECK_RC(NARMA_Fetch_and_op(&one, &dummy, MPI_LONG_LONG, hot, 2, NARMA_SUM, win));
     }

@@ -22,8 +22,8 @@ int main(int argc, char **argv)
     /* wa: [0,N) put by left, [N,2N) my local data read by others, [2N] accumulated */
     CHECK_RC(NARMA_Win_allocate((2 * N + 1) * sizeof(int), sizeof(int), MPI_INFO_NULL,
                                 MPI_COMM_WORLD, &a, &wa));
-    CHECK_RC(NARMA_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &b,
-                                &wb));
+    CHECK_RC(
+        NARMA_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &b, &wb));
     for (int i = 0; i < 2 * N + 1; i++)
         a[i] = 0;
     for (int i = 0; i < N; i++)

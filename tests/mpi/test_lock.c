@@ -40,8 +40,9 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         CHECK_RC(NARMA_Win_lock(NARMA_LOCK_SHARED, 0, 0, win));
-        CHECK(base[0] == (long long)size * K, "counter %lld, expected %lld: exclusive locks overlapped",
-              base[0], (long long)size * K);
+        CHECK(base[0] == (long long)size * K,
+              "counter %lld, expected %lld: exclusive locks overlapped", base[0],
+              (long long)size * K);
         CHECK_RC(NARMA_Win_unlock(0, win));
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -64,8 +65,7 @@ int main(int argc, char **argv)
             CHECK_RC(NARMA_Win_lock(NARMA_LOCK_SHARED, t, 0, win));
             CHECK_RC(NARMA_Get(pair, 2, MPI_LONG_LONG, t, 1, 2, MPI_LONG_LONG, win));
             CHECK_RC(NARMA_Win_unlock(t, win));
-            if (pair[0] != pair[1])
-                torn++;
+            if (pair[0] != pair[1]) torn++;
         }
         CHECK(torn == 0, "%lld reads under a shared lock saw a torn pair", torn);
     }

@@ -46,12 +46,10 @@ static void ping_pong(int in_lock_all, int iters)
     const int tag = in_lock_all ? 99 : 98;
     NARMA_Request req;
     MPI_Status st;
-    if (!paired)
-        return;
+    if (!paired) return;
     CHECK_RC(NARMA_Notify_init(win, partner, tag, 1, &req));
     CHECK(req != NARMA_REQUEST_NULL, "Notify_init returned NARMA_REQUEST_NULL");
-    if (in_lock_all)
-        CHECK_RC(NARMA_Win_lock_all(0, win));
+    if (in_lock_all) CHECK_RC(NARMA_Win_lock_all(0, win));
     for (int s = 0; s < NSIZES; s++) {
         const int n = sizes[s];
         for (int it = 0; it < iters; it++) {
@@ -60,8 +58,8 @@ static void ping_pong(int in_lock_all, int iters)
             if (client) {
                 test_fill(sbuf, n, rank, key);
                 CHECK_RC(NARMA_Put_notify(sbuf, n, MPI_BYTE, partner, 0, n, MPI_BYTE, win, tag));
-                if (in_lock_all)
-                    CHECK_RC(NARMA_Win_flush(partner, win));
+                /* Listing 1 flushes even with no epoch open; narma accepts that */
+                CHECK_RC(NARMA_Win_flush(partner, win));
                 /* the origin buffer is reusable once Put_notify returns */
                 memset(sbuf, 0x5c, n);
                 CHECK_RC(NARMA_Start(&req));
@@ -79,15 +77,12 @@ static void ping_pong(int in_lock_all, int iters)
                 long bad = test_verify(win_mem, n, partner, key);
                 CHECK(bad < 0, "%s: byte %ld differs", what, bad);
                 test_fill(sbuf, n, rank, key);
-                CHECK_RC(NARMA_Put_notify(sbuf, n, MPI_BYTE, partner, MAXB, n, MPI_BYTE, win,
-                                          tag));
-                if (in_lock_all)
-                    CHECK_RC(NARMA_Win_flush(partner, win));
+                CHECK_RC(NARMA_Put_notify(sbuf, n, MPI_BYTE, partner, MAXB, n, MPI_BYTE, win, tag));
+                CHECK_RC(NARMA_Win_flush(partner, win));
             }
         }
     }
-    if (in_lock_all)
-        CHECK_RC(NARMA_Win_unlock_all(win));
+    if (in_lock_all) CHECK_RC(NARMA_Win_unlock_all(win));
     CHECK_RC(NARMA_Request_free(&req));
     CHECK(req == NARMA_REQUEST_NULL, "Request_free did not reset the handle");
 }
@@ -96,13 +91,11 @@ static void ping_pong(int in_lock_all, int iters)
 static void get_notify(int in_lock_all)
 {
     const int tag = 5 + in_lock_all, n = 4096;
-    if (!paired)
-        return;
+    if (!paired) return;
     if (client) {
         unsigned char *got = malloc(n);
         memset(got, 0, n);
-        if (in_lock_all)
-            CHECK_RC(NARMA_Win_lock_all(0, win));
+        if (in_lock_all) CHECK_RC(NARMA_Win_lock_all(0, win));
         CHECK_RC(NARMA_Get_notify(got, n, MPI_BYTE, partner, 0, n, MPI_BYTE, win, tag));
         if (in_lock_all) {
             CHECK_RC(NARMA_Win_flush(partner, win));
@@ -134,8 +127,7 @@ static void in_epoch(const char *kind, int tag)
     MPI_Status st;
     MPI_Group world, pg = MPI_GROUP_EMPTY;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
-    if (paired)
-        MPI_Group_incl(world, 1, &partner, &pg);
+    if (paired) MPI_Group_incl(world, 1, &partner, &pg);
     if (paired && !client) {
         CHECK_RC(NARMA_Notify_init(win, partner, tag, 1, &req));
         CHECK_RC(NARMA_Start(&req));
@@ -180,8 +172,7 @@ static void in_epoch(const char *kind, int tag)
         CHECK(bad < 0, "plain put in a %s epoch: byte %ld differs", kind, bad);
         CHECK_RC(NARMA_Request_free(&req));
     }
-    if (pg != MPI_GROUP_EMPTY)
-        MPI_Group_free(&pg);
+    if (pg != MPI_GROUP_EMPTY) MPI_Group_free(&pg);
     MPI_Group_free(&world);
 }
 
@@ -202,8 +193,7 @@ static void misc(void)
         CHECK_RC(NARMA_Request_free(&req));
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (!paired)
-        return;
+    if (!paired) return;
 
     test_phase("zero-byte Put_notify with a NULL origin buffer");
     if (client) {
@@ -256,10 +246,10 @@ static void misc(void)
         pair_sync();
         if (client) {
             int v[3] = {10, 20, 30};
-            CHECK_RC(NARMA_Accumulate_notify(v, 3, MPI_INT, partner, 16384, 3, MPI_INT,
-                                             NARMA_SUM, win, 303));
-            CHECK_RC(NARMA_Accumulate_notify(v, 3, MPI_INT, partner, 16384, 3, MPI_INT,
-                                             NARMA_SUM, win, 303));
+            CHECK_RC(NARMA_Accumulate_notify(v, 3, MPI_INT, partner, 16384, 3, MPI_INT, NARMA_SUM,
+                                             win, 303));
+            CHECK_RC(NARMA_Accumulate_notify(v, 3, MPI_INT, partner, 16384, 3, MPI_INT, NARMA_SUM,
+                                             win, 303));
         } else {
             CHECK_RC(NARMA_Wait(&req, &st));
             check_status(&st, partner, 303, -1, "Accumulate_notify");
@@ -287,7 +277,7 @@ int main(int argc, char **argv)
     test_phase("Listing 1 ping-pong in lock_all with Win_flush");
     ping_pong(1, 4);
     MPI_Barrier(MPI_COMM_WORLD);
-    test_phase("ping-pong outside any epoch");
+    test_phase("ping-pong outside any epoch (Listing 1 verbatim: flush with no epoch)");
     ping_pong(0, 4);
     MPI_Barrier(MPI_COMM_WORLD);
 

@@ -30,10 +30,7 @@ static unsigned char *mem;
 #define T 0 /* target */
 #define O 1 /* origin */
 
-static void barrier(void)
-{
-    MPI_Barrier(MPI_COMM_WORLD);
-}
+static void barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
 
 /* A notified put of `bytes` bytes (pattern of rank and tag) to `target`. */
 static void note(int target, int tag, int bytes)
@@ -90,14 +87,12 @@ static void specific_and_wildcards(void)
         CHECK_RC(NARMA_Start(&r[0]));
     }
     barrier();
-    if (rank != T && rank != size - 1)
-        note(T, 40, 0);
+    if (rank != T && rank != size - 1) note(T, 40, 0);
     barrier();
     if (rank == T && size > 2)
         test_expect_incomplete(&r[0], "ANY_SOURCE request before the last origin sent");
     barrier();
-    if (rank == size - 1)
-        note(T, 40, 12);
+    if (rank == size - 1) note(T, 40, 12);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Wait(&r[0], &st));
@@ -143,8 +138,7 @@ static void specific_and_wildcards(void)
         CHECK_RC(NARMA_Request_free(&r[1]));
     }
     barrier();
-    if (rank == O)
-        note(T, 12345, 3);
+    if (rank == O) note(T, 12345, 3);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &r[0]));
@@ -163,21 +157,17 @@ static void counting(void)
     NARMA_Request r = NARMA_REQUEST_NULL;
     MPI_Status st;
     test_phase("expected_count=5 completes on the 5th match, not the 4th (3 rounds)");
-    if (rank == T)
-        CHECK_RC(NARMA_Notify_init(win, O, 50, k, &r));
+    if (rank == T) CHECK_RC(NARMA_Notify_init(win, O, 50, k, &r));
     for (int round = 0; round < 3; round++) {
-        if (rank == T)
-            CHECK_RC(NARMA_Start(&r));
+        if (rank == T) CHECK_RC(NARMA_Start(&r));
         barrier();
         if (rank == O)
             for (int i = 0; i < k - 1; i++)
                 note(T, 50, i);
         barrier();
-        if (rank == T)
-            test_expect_incomplete(&r, "counting request after k-1 matches");
+        if (rank == T) test_expect_incomplete(&r, "counting request after k-1 matches");
         barrier();
-        if (rank == O)
-            note(T, 50, 20 + round);
+        if (rank == O) note(T, 50, 20 + round);
         barrier();
         if (rank == T) {
             CHECK_RC(NARMA_Wait(&r, &st));
@@ -186,8 +176,7 @@ static void counting(void)
                   test_byte_count(&st), 20 + round);
         }
     }
-    if (rank == T)
-        CHECK_RC(NARMA_Request_free(&r));
+    if (rank == T) CHECK_RC(NARMA_Request_free(&r));
     barrier();
 }
 
@@ -197,14 +186,14 @@ static void oldest_started_wins(void)
     MPI_Status st;
     test_phase("oldest started (not oldest created) request wins");
     if (rank == T) {
-        CHECK_RC(NARMA_Notify_init(win, O, 60, 1, &b));                           /* created first */
-        CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &a)); /* created second */
-        CHECK_RC(NARMA_Start(&a));                                                /* started first */
+        CHECK_RC(NARMA_Notify_init(win, O, 60, 1, &b)); /* created first */
+        CHECK_RC(
+            NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &a)); /* created second */
+        CHECK_RC(NARMA_Start(&a));                                           /* started first */
         CHECK_RC(NARMA_Start(&b));
     }
     barrier();
-    if (rank == O)
-        note(T, 60, 1);
+    if (rank == O) note(T, 60, 1);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Wait(&a, &st));
@@ -213,8 +202,7 @@ static void oldest_started_wins(void)
         CHECK_RC(NARMA_Start(&a)); /* now b is the older active request */
     }
     barrier();
-    if (rank == O)
-        note(T, 60, 2);
+    if (rank == O) note(T, 60, 2);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Wait(&b, &st));
@@ -222,8 +210,7 @@ static void oldest_started_wins(void)
         test_expect_incomplete(&a, "wildcard request restarted after the specific one");
     }
     barrier();
-    if (rank == O)
-        note(T, 61, 3);
+    if (rank == O) note(T, 61, 3);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Wait(&a, &st));
@@ -258,14 +245,12 @@ static void unexpected_order(void)
     test_phase("unexpected notifications from several origins match in arrival order");
     /* origin s sends only after origin s-1's notification has arrived (barrier between) */
     for (int s = 1; s < size; s++) {
-        if (rank == s)
-            note(T, 80, s);
+        if (rank == s) note(T, 80, s);
         barrier();
     }
     /* and once more in the reverse order with an ANY_TAG/ANY_SOURCE request */
     for (int s = size - 1; s >= 1; s--) {
-        if (rank == s)
-            note(T, 81, s);
+        if (rank == s) note(T, 81, s);
         barrier();
     }
     if (rank == T) {
@@ -303,8 +288,7 @@ static void completion_family(void)
               idx);
     }
     barrier();
-    if (rank == O)
-        note(T, 92, 5);
+    if (rank == O) note(T, 92, 5);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Waitany(4, r, &idx, &st));
@@ -341,8 +325,7 @@ static void completion_family(void)
         CHECK(!flag, "Testall true while request 1 is still waiting");
     }
     barrier();
-    if (rank == O)
-        note(T, 91, 8);
+    if (rank == O) note(T, 91, 8);
     barrier();
     if (rank == T) {
         flag = 0;
@@ -352,8 +335,8 @@ static void completion_family(void)
         /* all inactive: everything returns at once */
         CHECK_RC(NARMA_Waitall(4, r, sts));
         CHECK_RC(NARMA_Testany(4, r, &idx, &flag, &st));
-        CHECK(flag && idx == MPI_UNDEFINED, "Testany on inactive requests: flag %d index %d",
-              flag, idx);
+        CHECK(flag && idx == MPI_UNDEFINED, "Testany on inactive requests: flag %d index %d", flag,
+              idx);
         CHECK_RC(NARMA_Waitsome(4, r, &outcount, indices, sts));
         CHECK(outcount == MPI_UNDEFINED, "Waitsome on inactive requests: outcount %d", outcount);
         CHECK_RC(NARMA_Startall(4, r));
@@ -390,8 +373,7 @@ static void free_active(void)
         CHECK(a == NARMA_REQUEST_NULL, "Request_free left the handle set");
     }
     barrier();
-    if (rank == O)
-        note(T, 100, 9);
+    if (rank == O) note(T, 100, 9);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Wait(&b, &st));
@@ -407,8 +389,7 @@ static void free_active(void)
         CHECK_RC(NARMA_Request_free(&a));
     }
     barrier();
-    if (rank == O)
-        note(T, 101, 10);
+    if (rank == O) note(T, 101, 10);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Notify_init(win, O, 101, 1, &c));
@@ -467,8 +448,7 @@ static void windows_are_separate(void)
         CHECK_RC(NARMA_Start(&r2));
     }
     barrier();
-    if (rank == O)
-        CHECK_RC(NARMA_Put_notify(&rank, 1, MPI_INT, T, 0, 1, MPI_INT, w2, 120));
+    if (rank == O) CHECK_RC(NARMA_Put_notify(&rank, 1, MPI_INT, T, 0, 1, MPI_INT, w2, 120));
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Wait(&r2, &st));
@@ -477,8 +457,7 @@ static void windows_are_separate(void)
         test_expect_incomplete(&r1, "first window's request");
     }
     barrier();
-    if (rank == O)
-        note(T, 120, 4);
+    if (rank == O) note(T, 120, 4);
     barrier();
     if (rank == T) {
         CHECK_RC(NARMA_Wait(&r1, &st));

@@ -48,8 +48,7 @@ static int rank, size;
 static int tag_index(int tag)
 {
     for (int i = 0; i < NT; i++)
-        if (tags[i] == tag)
-            return i;
+        if (tags[i] == tag) return i;
     return -1;
 }
 
@@ -83,7 +82,8 @@ static void check_payload(const unsigned char *p, int len, int origin, int seq, 
     }
     uint32_t h[4];
     memcpy(h, p, 16);
-    CHECK(h[0] == (0xA5000000u | (uint32_t)origin) && h[1] == (uint32_t)seq && h[2] == (uint32_t)len,
+    CHECK(h[0] == (0xA5000000u | (uint32_t)origin) && h[1] == (uint32_t)seq &&
+              h[2] == (uint32_t)len,
           "(source %d, tag %d) #%d: header says origin %u seq %u len %u, expected origin %d seq %d "
           "len %d (out of order, or data not yet visible at notification time)",
           origin, tag, k, h[0] & 0xffffff, h[1], h[2], origin, seq, len);
@@ -96,14 +96,10 @@ static void check_payload(const unsigned char *p, int len, int origin, int seq, 
 static int draw_len(uint64_t *rng)
 {
     int c = (int)(test_rand(rng) % 100);
-    if (c < 5)
-        return 0;
-    if (c < 20)
-        return 1 + (int)(test_rand(rng) % 15);
-    if (c < 55)
-        return 16 + (int)(test_rand(rng) % 17);
-    if (c < 92)
-        return 33 + (int)(test_rand(rng) % 480);
+    if (c < 5) return 0;
+    if (c < 20) return 1 + (int)(test_rand(rng) % 15);
+    if (c < 55) return 16 + (int)(test_rand(rng) % 17);
+    if (c < 92) return 33 + (int)(test_rand(rng) % 480);
     return 513 + (int)(test_rand(rng) % 7680);
 }
 
@@ -136,8 +132,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < size; s++)
         for (int i = 0; i < M; i++) {
             const struct msg *m = &plan[(size_t)s * M + i];
-            if (m->target == rank)
-                expect_n[s * NT + m->tagi]++;
+            if (m->target == rank) expect_n[s * NT + m->tagi]++;
         }
     for (int q = 0; q < size * NT; q++) {
         expect_i[q] = malloc((expect_n[q] + 1) * sizeof(int));
@@ -268,8 +263,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(counts, sums, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     CHECK(sums[0] == sums[1] && sums[0] == (long)M * size,
           "globally sent %ld, received %ld, planned %ld", sums[0], sums[1], (long)M * size);
-    if (rank == 0)
-        printf("# %ld notified puts verified\n", sums[1]);
+    if (rank == 0) printf("# %ld notified puts verified\n", sums[1]);
 
     test_phase("free active requests and the window");
     MPI_Barrier(MPI_COMM_WORLD);

@@ -102,14 +102,16 @@ int main(int argc, char **argv)
         test_phase("one-to-all: rank 0 accesses everyone");
         for (int it = 0; it < iters / 2; it++) {
             if (rank == 0) {
+                /* one origin buffer per target: none may change before Win_complete */
+                int(*v)[N] = malloc(size * sizeof *v);
                 CHECK_RC(NARMA_Win_start(g_others, 0, win));
                 for (int r = 1; r < size; r++) {
-                    int v[N];
                     for (int i = 0; i < N; i++)
-                        v[i] = it * 1000 + r * 10 + i;
-                    CHECK_RC(NARMA_Put(v, N, MPI_INT, r, N + size, N, MPI_INT, win));
+                        v[r][i] = it * 1000 + r * 10 + i;
+                    CHECK_RC(NARMA_Put(v[r], N, MPI_INT, r, N + size, N, MPI_INT, win));
                 }
                 CHECK_RC(NARMA_Win_complete(win));
+                free(v);
             } else {
                 CHECK_RC(NARMA_Win_post(g_zero, 0, win));
                 CHECK_RC(NARMA_Win_wait(win));

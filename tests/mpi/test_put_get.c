@@ -12,10 +12,7 @@
 static int rank, size, left, right;
 
 /* Value that origin `o` writes at element i. */
-static int ival(int o, int i)
-{
-    return 100000 * (o + 1) + i;
-}
+static int ival(int o, int i) { return 100000 * (o + 1) + i; }
 
 static void phase_contiguous_ring(void)
 {
@@ -49,8 +46,8 @@ static void phase_contiguous_ring(void)
         CHECK_RC(NARMA_Win_fence(0, win));
         for (int j = 0; j < n; j++) {
             /* left's [N..) was written by left's right neighbour: me */
-            CHECK(in_l[j] == ival(rank, j) + iter, "iter %d: got %d from left at %d", iter,
-                  in_l[j], j);
+            CHECK(in_l[j] == ival(rank, j) + iter, "iter %d: got %d from left at %d", iter, in_l[j],
+                  j);
             CHECK(in_r[j] == ival(rank, j) + iter, "iter %d: got %d from right at %d", iter,
                   in_r[j], j);
         }
@@ -63,8 +60,8 @@ static void phase_disp_units(void)
     test_phase("disp_unit 8 (doubles) and 3 (odd byte unit)");
     double *d;
     NARMA_Win wd;
-    CHECK_RC(NARMA_Win_allocate(N * sizeof(double), sizeof(double), MPI_INFO_NULL,
-                                MPI_COMM_WORLD, &d, &wd));
+    CHECK_RC(NARMA_Win_allocate(N * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                &d, &wd));
     for (int i = 0; i < N; i++)
         d[i] = -1.0;
     double v[3] = {rank + 0.25, rank + 0.5, rank + 0.75};
@@ -84,8 +81,7 @@ static void phase_disp_units(void)
     CHECK_RC(NARMA_Win_fence(0, wc));
     CHECK_RC(NARMA_Put(bytes, 4, MPI_BYTE, right, 5, 4, MPI_BYTE, wc)); /* byte offset 15 */
     CHECK_RC(NARMA_Win_fence(0, wc));
-    CHECK(c[14] == 0xee && c[15] == 1 && c[16] == 2 && c[17] == 3 && c[18] == left &&
-              c[19] == 0xee,
+    CHECK(c[14] == 0xee && c[15] == 1 && c[16] == 2 && c[17] == 3 && c[18] == left && c[19] == 0xee,
           "disp_unit 3: bytes 14..19 = %d %d %d %d %d %d", c[14], c[15], c[16], c[17], c[18],
           c[19]);
     unsigned char got[4] = {0};
@@ -101,8 +97,8 @@ static void phase_vector_indexed(void)
     test_phase("vector and indexed target types, contiguous origin");
     int *base;
     NARMA_Win win;
-    CHECK_RC(NARMA_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                &base, &win));
+    CHECK_RC(NARMA_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                &win));
     for (int i = 0; i < N; i++)
         base[i] = -1;
 
@@ -232,8 +228,8 @@ static void phase_subarray(void)
     test_phase("subarray: 3x4 block of an origin 6x6 into a target 8x8 at (2,3)");
     double *base;
     NARMA_Win win;
-    CHECK_RC(NARMA_Win_allocate(64 * sizeof(double), sizeof(double), MPI_INFO_NULL,
-                                MPI_COMM_WORLD, &base, &win));
+    CHECK_RC(NARMA_Win_allocate(64 * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                &base, &win));
     for (int i = 0; i < 64; i++)
         base[i] = -1;
     int tsz[2] = {8, 8}, osz[2] = {6, 6}, sub[2] = {3, 4}, tst[2] = {2, 3}, ost[2] = {1, 2};
@@ -314,10 +310,9 @@ static void phase_request_based(void)
         out[i] = 1000000LL * rank + i;
     CHECK_RC(NARMA_Win_lock_all(0, win));
     NARMA_Request reqs[2];
-    CHECK_RC(NARMA_Rput(out, N / 2, MPI_LONG_LONG, right, 0, N / 2, MPI_LONG_LONG, win,
-                        &reqs[0]));
-    CHECK_RC(NARMA_Rput(out + N / 2, N / 2, MPI_LONG_LONG, right, N / 2, N / 2, MPI_LONG_LONG,
-                        win, &reqs[1]));
+    CHECK_RC(NARMA_Rput(out, N / 2, MPI_LONG_LONG, right, 0, N / 2, MPI_LONG_LONG, win, &reqs[0]));
+    CHECK_RC(NARMA_Rput(out + N / 2, N / 2, MPI_LONG_LONG, right, N / 2, N / 2, MPI_LONG_LONG, win,
+                        &reqs[1]));
     CHECK(reqs[0] != NARMA_REQUEST_NULL && reqs[1] != NARMA_REQUEST_NULL, "Rput gave NULL");
     MPI_Status st;
     CHECK_RC(NARMA_Wait(&reqs[0], &st));

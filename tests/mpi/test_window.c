@@ -94,8 +94,8 @@ int main(int argc, char **argv)
         NARMA_Win win = NARMA_WIN_NULL;
         int *base = NULL;
         MPI_Aint bytes = 16 * sizeof(int);
-        CHECK_RC(NARMA_Win_allocate(bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
-                                    &win));
+        CHECK_RC(
+            NARMA_Win_allocate(bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
         CHECK(win != NARMA_WIN_NULL, "Win_allocate returned NARMA_WIN_NULL");
         CHECK(base != NULL, "Win_allocate returned a NULL base for %ld bytes", (long)bytes);
         check_attrs(win, base, bytes, sizeof(int), NARMA_WIN_FLAVOR_ALLOCATE);
@@ -136,8 +136,7 @@ int main(int argc, char **argv)
             bytes = 32 * sizeof(double);
         }
         NARMA_Win win;
-        CHECK_RC(NARMA_Win_create(mem, bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                  &win));
+        CHECK_RC(NARMA_Win_create(mem, bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
         check_attrs(win, mem, bytes, sizeof(double), NARMA_WIN_FLAVOR_CREATE);
         check_group(win, MPI_COMM_WORLD);
         /* every rank puts its rank into slot `rank` of rank 0's memory */
@@ -201,8 +200,7 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
         int *base;
         NARMA_Win win;
-        CHECK_RC(NARMA_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, rev, &base,
-                                    &win));
+        CHECK_RC(NARMA_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, rev, &base, &win));
         base[1] = -1;
         check_group(win, rev);
         check_ring_put(win, rev, &base[1], 1);
@@ -214,8 +212,8 @@ int main(int argc, char **argv)
     {
         int *base;
         NARMA_Win win;
-        CHECK_RC(NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                    &base, &win));
+        CHECK_RC(NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                    &win));
         char name[MPI_MAX_OBJECT_NAME];
         int len = -1;
         CHECK_RC(NARMA_Win_get_name(win, name, &len));
@@ -234,12 +232,11 @@ int main(int argc, char **argv)
     {
         int *base;
         NARMA_Win win;
-        CHECK_RC(NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                    &base, &win));
+        CHECK_RC(NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                    &win));
         int key = MPI_KEYVAL_INVALID, key2 = MPI_KEYVAL_INVALID;
         CHECK_RC(NARMA_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key, &deletes_seen));
-        CHECK_RC(NARMA_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key2,
-                                         &deletes_seen));
+        CHECK_RC(NARMA_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key2, &deletes_seen));
         CHECK(key != MPI_KEYVAL_INVALID && key2 != MPI_KEYVAL_INVALID && key != key2,
               "keyvals %d and %d", key, key2);
         CHECK(key != NARMA_WIN_BASE && key != NARMA_WIN_SIZE && key != NARMA_WIN_DISP_UNIT &&
@@ -304,8 +301,8 @@ int main(int argc, char **argv)
         CHECK_RC(NARMA_Init(&argc, &argv));
         int *base;
         NARMA_Win win;
-        CHECK_RC(NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                    &base, &win));
+        CHECK_RC(NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                    &win));
         *base = -1;
         check_ring_put(win, MPI_COMM_WORLD, base, 0);
         CHECK_RC(NARMA_Win_free(&win));

@@ -44,9 +44,16 @@
  *              check value: the record is there when all five agree.
  *   reader  (poll) MPI_Win_sync(ctl); at slot head & mask, acquire-load the
  *           five words; if w0 == head + 1 and every chk matches, copy the
- *           record out, head++, deliver it through cb, repeat. Having drained
- *           n > 0 records it publishes head with MPI_Accumulate(REPLACE) to
- *           itself + flush, which frees the slots (step 2 of later writers).
+ *           record out, head++, deliver it through cb, repeat. Once head is
+ *           slots/4 (at least 1) past the value last published, it publishes
+ *           head with MPI_Accumulate(REPLACE) to itself + flush, freeing those
+ *           slots (step 2 of later writers). Lazy publishing cannot stall a
+ *           writer forever: a writer waits only when >= slots positions past
+ *           the published head are claimed; the first slots of them are free,
+ *           so their writers complete, the reader consumes them and head moves
+ *           a full ring (>= slots/4) past the published value.
+ *           Every poll on Win_create/dynamic windows (every 64th otherwise)
+ *           also enters MPI's progress engine with MPI_Iprobe.
  *
  * Stale contents can never pass for a new record: the previous record in a
  * slot has seq pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both
@@ -95,10 +102,17 @@ struct narmat_mpi {
     MPI_Aint off_done, off_ring, ctl_bytes;
     uint64_t slots;          /* ring capacity, same on every rank */
     uint64_t head;           /* reader: next position to consume */
+    uint64_t published;      /* reader: last head written to the head word */
+    uint64_t publish_every;  /* reader: publish after this many records (slots / 4) */
+    int progress_every;      /* poll: enter MPI's progress engine every n-th poll */
+    int polls;
     MPI_Aint *sizes;         /* per rank: window size in bytes (create/allocate) */
     int *units;              /* per rank: displacement unit */
     uint8_t *dirty;          /* per target: data operations issued since the last flush */
     int unified;             /* MPI_WIN_MODEL of ctl is MPI_WIN_UNIFIED */
+    int locked;              /* both windows are in their lock_all epoch */
+    struct mpit_region { const char *base; MPI_Aint size; } *regions; /* dynamic: attached */
+    int nregions, capregions;
 };
 
 static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
@@ -126,16 +140,17 @@ static void mpit_release(struct narmat_mpi *t)
 {
     if (t == NULL) return;
     if (t->ctl != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(t->ctl);
+        if (t->locked) MPI_Win_unlock_all(t->ctl);
         MPI_Win_free(&t->ctl);
     }
     if (t->data != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(t->data);
+        if (t->locked) MPI_Win_unlock_all(t->data);
         MPI_Win_free(&t->data);
     }
     free(t->sizes);
     free(t->units);
     free(t->dirty);
+    free(t->regions);
     free(t);
 }
 
@@ -198,6 +213,10 @@ static int mpit_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_In
     t->slots = 1;
     while (t->slots < slots) t->slots <<= 1;
 
+    t->publish_every = t->slots >= 4 ? t->slots / 4 : 1;
+    /* Win_create and dynamic windows need the target inside MPI's progress
+     * engine for a remote flush to complete; allocated ones do on some stacks. */
+    t->progress_every = w->flavor == MPI_WIN_FLAVOR_ALLOCATE ? 64 : 1;
     t->off_done = MPIT_OFF_GRANT + pad_line((MPI_Aint)p * 8);
     t->off_ring = t->off_done + pad_line((MPI_Aint)p * 8);
     t->ctl_bytes = t->off_ring + (MPI_Aint)t->slots * MPIT_LINE;
@@ -225,8 +244,11 @@ static int mpit_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_In
     hdr[2] = MPIT_LINE;
     hdr[3] = t->slots;
 
-    MPIT_TRY(MPI_Win_lock_all(MPI_MODE_NOCHECK, t->data));
-    MPIT_TRY(MPI_Win_lock_all(MPI_MODE_NOCHECK, t->ctl));
+    int mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->data);
+    if (mrc == MPI_SUCCESS && (mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->ctl)) != MPI_SUCCESS)
+        MPI_Win_unlock_all(t->data);
+    MPIT_TRY(mrc);
+    t->locked = 1;
     MPIT_TRY(MPI_Win_sync(t->ctl));
     MPIT_TRY(MPI_Barrier(w->comm));
 
@@ -258,16 +280,41 @@ static int mpit_win_free(struct narmai_win *w)
     return rc;
 }
 
+/* Attached regions are tracked here because MPI implementations need not
+ * (MPICH does not) report detaching memory that was never attached, nor
+ * attaching overlapping regions, both erroneous in MPI. */
 static int mpit_attach(struct narmai_win *w, void *base, MPI_Aint size)
 {
-    int mrc = MPI_Win_attach(tp_of(w)->data, base, size);
-    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_attach");
+    struct narmat_mpi *t = tp_of(w);
+    const char *b = base;
+    for (int i = 0; i < t->nregions; i++) {
+        const struct mpit_region *r = &t->regions[i];
+        if (b < r->base + r->size && r->base < b + size)
+            return NARMAI_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
+    }
+    if (t->nregions == t->capregions) {
+        int cap = t->capregions ? 2 * t->capregions : 4;
+        void *p = realloc(t->regions, (size_t)cap * sizeof(*t->regions));
+        if (p == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "attached regions");
+        t->regions = p;
+        t->capregions = cap;
+    }
+    int mrc = MPI_Win_attach(t->data, base, size);
+    if (mrc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_attach failed");
+    t->regions[t->nregions++] = (struct mpit_region){b, size};
+    return NARMA_SUCCESS;
 }
 
 static int mpit_detach(struct narmai_win *w, const void *base)
 {
-    int mrc = MPI_Win_detach(tp_of(w)->data, base);
-    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_detach");
+    struct narmat_mpi *t = tp_of(w);
+    int i = 0;
+    while (i < t->nregions && t->regions[i].base != (const char *)base) i++;
+    if (i == t->nregions) return NARMAI_ERR(NARMA_ERR_ATTACH, "memory was not attached");
+    int mrc = MPI_Win_detach(t->data, base);
+    if (mrc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_detach failed");
+    t->regions[i] = t->regions[--t->nregions];
+    return NARMA_SUCCESS;
 }
 
 static int mpit_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
@@ -285,6 +332,16 @@ static int mpit_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MP
 
 /* ---- data movement ---- */
 
+/* The contract makes a blocking operation locally complete on return (the
+ * origin buffer is reusable, a get's result is there); MPI only promises that
+ * at the next flush, so flush locally. Request-based forms complete through
+ * their MPI request instead. */
+static int mpit_local_done(struct narmat_mpi *t, int target, MPI_Request *mreq)
+{
+    if (mreq == NULL) NARMAI_MPI(MPI_Win_flush_local(target, t->data));
+    return NARMA_SUCCESS;
+}
+
 static int mpit_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                     int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
@@ -294,7 +351,7 @@ static int mpit_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Dat
         NARMAI_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
         NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return NARMA_SUCCESS;
+    return mpit_local_done(t, target, mreq);
 }
 
 static int mpit_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
@@ -306,7 +363,7 @@ static int mpit_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype 
         NARMAI_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
         NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return NARMA_SUCCESS;
+    return mpit_local_done(t, target, mreq);
 }
 
 static int mpit_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
@@ -326,7 +383,7 @@ static int mpit_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Dat
     else
         NARMAI_MPI(MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                                       tcount, ttype, op, t->data));
-    return NARMA_SUCCESS;
+    return mpit_local_done(t, target, mreq);
 }
 
 static int mpit_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
@@ -335,7 +392,7 @@ static int mpit_cas(struct narmai_win *w, const void *oaddr, const void *caddr, 
     struct narmat_mpi *t = tp_of(w);
     t->dirty[target] = 1;
     NARMAI_MPI(MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
-    return NARMA_SUCCESS;
+    return mpit_local_done(t, target, NULL);
 }
 
 static int mpit_flush(struct narmai_win *w, int target)
@@ -407,7 +464,10 @@ static int mpit_enqueue(struct narmai_win *w, int target, int kind, int tag, int
 
     /* hd is an old value of a counter that only grows: a stale read can only
      * make us wait, never write into a slot the reader still owns. */
-    narmai_waiter wt = {0};
+    /* A full ring means the reader is a whole ring behind: spin only briefly
+     * before yielding the core (with more ranks than cores, the default spin
+     * count made test_ring_full np=4 four times slower). */
+    narmai_waiter wt = {narmai_g.spin_count > 16 ? narmai_g.spin_count - 16 : 0};
     while (pos - hd >= t->slots) {
         narmai_progress(); /* drain our own ring: the target may be waiting for it */
         narmai_wait_step(&wt);
@@ -475,9 +535,15 @@ static int mpit_poll(struct narmai_win *w, narmat_note_cb cb)
 {
     struct narmat_mpi *t = tp_of(w);
     int n = 0;
-    /* Entering MPI also drives its progress, which Win_create windows need
-     * for remote flushes to complete. Makes remote record writes visible to
-     * the loads below (unified model). */
+    if (++t->polls >= t->progress_every) {
+        /* MPI_Win_sync does not drive MPI's progress engine (MPICH 5); a
+         * probe on the window's private communicator, which carries no
+         * messages, does: remote flushes on Win_create windows wait for it. */
+        int flag;
+        t->polls = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
+    }
+    /* Makes remote record writes visible to the loads below (unified model). */
     if (MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
     for (;;) {
         const struct narmat_mpi_rec *r =
@@ -502,15 +568,16 @@ static int mpit_poll(struct narmai_win *w, narmat_note_cb cb)
         n++;
         cb(w, src, tag, bytes);
     }
-    if (n > 0) {
+    if (t->head - t->published >= t->publish_every) {
         /* Publish the consumed position (frees the slots for writers that
          * read head with Fetch_and_op): an MPI atomic, not a plain store,
          * since remote atomics read the word concurrently. The records were
          * copied out above, before this is issued. */
         uint64_t hd = t->head;
         if (MPI_Accumulate(&hd, 1, MPI_UINT64_T, w->rank, MPIT_OFF_HEAD, 1, MPI_UINT64_T,
-                           MPI_REPLACE, t->ctl) == MPI_SUCCESS)
-            MPI_Win_flush(w->rank, t->ctl);
+                           MPI_REPLACE, t->ctl) == MPI_SUCCESS &&
+            MPI_Win_flush(w->rank, t->ctl) == MPI_SUCCESS)
+            t->published = hd;
     }
     return n;
 }

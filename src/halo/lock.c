@@ -1,0 +1,97 @@
+/* lock: passive target. lock_all is held for the plan's life. Per exchange
+ * n and neighbour: Put the packed strips into its parity slot, flush, then
+ * write n into its flag for our direction (an atomic Accumulate REPLACE),
+ * flush. The receiver polls its own flags (Fetch_and_op NO_OP + flush) until
+ * each reaches n, syncs the window and unpacks. The parity slots (halo.h)
+ * are the credit: a neighbour cannot write a slot again before we read it. */
+#include "halo.h"
+#include <sched.h>
+#include <stdlib.h>
+
+typedef struct {
+    NARMA_Win win;
+} lock_state;
+
+static int lock_init(narmah_plan *p)
+{
+    lock_state *s = calloc(1, sizeof *s);
+    if (s == NULL) return NARMA_ERR_NO_MEM;
+    int rc = narmah_alloc_recv_win(p, &s->win);
+    if (rc == NARMA_SUCCESS) {
+        rc = NARMA_Win_lock_all(NARMA_MODE_NOCHECK, s->win);
+        if (rc) NARMA_Win_free(&s->win);
+    }
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    p->st = s;
+    return NARMA_SUCCESS;
+}
+
+static int lock_start(narmah_plan *p)
+{
+    lock_state *s = p->st;
+    int rc = NARMA_SUCCESS;
+    for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
+        const narmah_link *l = &p->link[i];
+        if (l->self) continue;
+        narmah_pack(p, l, p->sendbuf + l->send_off);
+        rc = NARMA_Put(p->sendbuf + l->send_off, (int)l->bytes, MPI_BYTE, l->peer,
+                       narmah_target_slot(p, l), (int)l->bytes, MPI_BYTE, s->win);
+    }
+    /* The data must be complete at each target before its flag changes. */
+    if (rc == NARMA_SUCCESS && p->nremote) rc = NARMA_Win_flush_all(s->win);
+    const int64_t seq = (int64_t)p->seq;
+    for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
+        const narmah_link *l = &p->link[i];
+        if (l->self) continue;
+        /* The receiver reads flag opp(dir): the direction we lie in. */
+        rc = NARMA_Accumulate(&seq, 1, MPI_INT64_T, l->peer,
+                              (MPI_Aint)(narmah_opp(l->dir) * (int)sizeof(int64_t)), 1, MPI_INT64_T,
+                              NARMA_REPLACE, s->win);
+    }
+    if (rc == NARMA_SUCCESS && p->nremote) rc = NARMA_Win_flush_all(s->win);
+    if (rc == NARMA_SUCCESS) narmah_self_copies(p);
+    return rc;
+}
+
+static int lock_finish(narmah_plan *p)
+{
+    lock_state *s = p->st;
+    const int64_t seq = (int64_t)p->seq;
+    int rc = NARMA_SUCCESS;
+    for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
+        const narmah_link *l = &p->link[i];
+        if (l->self) continue;
+        for (;;) {
+            int64_t v = 0;
+            rc = NARMA_Fetch_and_op(NULL, &v, MPI_INT64_T, p->rank,
+                                    (MPI_Aint)(l->dir * (int)sizeof(int64_t)), NARMA_NO_OP, s->win);
+            if (rc == NARMA_SUCCESS) rc = NARMA_Win_flush(p->rank, s->win);
+            if (rc || v >= seq) break;
+            NARMA_Progress();
+        }
+    }
+    /* Make the neighbours' Puts visible to our loads (separate model). */
+    if (rc == NARMA_SUCCESS && p->nremote) rc = NARMA_Win_sync(s->win);
+    if (rc) return rc;
+    for (int i = 0; i < p->nlinks; i++)
+        if (!p->link[i].self) narmah_unpack(p, &p->link[i], narmah_recv_slot(p, &p->link[i]));
+    return NARMA_SUCCESS;
+}
+
+static void lock_free(narmah_plan *p)
+{
+    lock_state *s = p->st;
+    if (s) {
+        NARMA_Win_unlock_all(s->win);
+        MPI_Barrier(p->comm); /* nobody frees while a neighbour's flag write is in flight */
+        NARMA_Win_free(&s->win);
+    }
+    free(s);
+    p->st = NULL;
+}
+
+const narmah_strategy_ops narmah_lock_ops = {
+    .name = "lock", .init = lock_init, .start = lock_start, .finish = lock_finish, .free = lock_free};

@@ -1,0 +1,103 @@
+/* Strip geometry in storage order, packing and unpacking, local copies. */
+#include "halo.h"
+#include <string.h>
+
+/* One contiguous run of a strip. Halo strips are often a handful of elements
+ * wide (depth 2 in x): fixed-size copies let the compiler use plain moves. */
+static inline void copy_run(char *restrict d, const char *restrict s, size_t n)
+{
+    switch (n) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 12: memcpy(d, s, 12); break;
+    case 16: memcpy(d, s, 16); break;
+    case 24: memcpy(d, s, 24); break;
+    case 32: memcpy(d, s, 32); break;
+    default: memcpy(d, s, n);
+    }
+}
+
+/* Copy box b of field f to/from a packed buffer (to_buf selects the direction). */
+static void box_copy(const narmah_plan *p, const narmah_box *b, char *field, char *buf, int to_buf)
+{
+    const size_t es = (size_t)p->elsize, run = (size_t)b->n[2] * es;
+    char *base = field + (size_t)b->off * es;
+    for (int a = 0; a < b->n[0]; a++) {
+        char *row = base + (size_t)a * (size_t)b->s[0] * es;
+        for (int c = 0; c < b->n[1]; c++) {
+            char *src = row + (size_t)c * (size_t)b->s[1] * es;
+            if (to_buf)
+                copy_run(buf, src, run);
+            else
+                copy_run(src, buf, run);
+            buf += run;
+        }
+    }
+}
+
+static size_t box_bytes(const narmah_plan *p, const narmah_box *b)
+{
+    return (size_t)b->n[0] * (size_t)b->n[1] * (size_t)b->n[2] * (size_t)p->elsize;
+}
+
+void narmah_pack(const narmah_plan *p, const narmah_link *l, char *dst)
+{
+    const size_t fb = box_bytes(p, &l->send);
+    for (int f = 0; f < p->d.nfields; f++)
+        box_copy(p, &l->send, p->fields[f], dst + (size_t)f * fb, 1);
+}
+
+void narmah_unpack(const narmah_plan *p, const narmah_link *l, const char *src)
+{
+    const size_t fb = box_bytes(p, &l->recv);
+    for (int f = 0; f < p->d.nfields; f++)
+        box_copy(p, &l->recv, p->fields[f], (char *)src + (size_t)f * fb, 0);
+}
+
+/* A self link k sends my strip k to myself, stored in the halo of link
+ * opp(k). Every source strip is interior (or, for one-direction plans with
+ * corners, the other direction's halo, which no self copy of this plan
+ * writes), so the order of the copies does not matter. */
+void narmah_self_copies(const narmah_plan *p)
+{
+    for (int i = 0; i < p->nlinks; i++) {
+        const narmah_link *l = &p->link[i];
+        if (!l->self) continue;
+        const narmah_link *r = NULL;
+        for (int j = 0; j < p->nlinks; j++)
+            if (p->link[j].dir == narmah_opp(l->dir)) r = &p->link[j];
+        const size_t es = (size_t)p->elsize, run = (size_t)l->send.n[2] * es;
+        for (int f = 0; f < p->d.nfields; f++) {
+            char *fld = p->fields[f];
+            const char *sb = fld + (size_t)l->send.off * es;
+            char *rb = fld + (size_t)r->recv.off * es;
+            for (int a = 0; a < l->send.n[0]; a++)
+                for (int c = 0; c < l->send.n[1]; c++) {
+                    size_t so = ((size_t)a * (size_t)l->send.s[0] + (size_t)c * (size_t)l->send.s[1]) * es;
+                    size_t ro = ((size_t)a * (size_t)r->recv.s[0] + (size_t)c * (size_t)r->recv.s[1]) * es;
+                    memmove(rb + ro, sb + so, run);
+                }
+        }
+    }
+}
+
+/* The datatype of box b of one field, lower bound at the field's start. */
+int narmah_box_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t)
+{
+    MPI_Datatype t2, t1, t0;
+    const MPI_Aint es = p->elsize;
+    int rc = MPI_Type_contiguous(b->n[2], p->d.datatype, &t2);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_create_hvector(b->n[1], 1, b->s[1] * es, t2, &t1);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_create_hvector(b->n[0], 1, b->s[0] * es, t1, &t0);
+    if (rc == MPI_SUCCESS) {
+        int one = 1;
+        MPI_Aint disp = b->off * es;
+        rc = MPI_Type_create_struct(1, &one, &disp, &t0, t);
+        MPI_Type_free(&t0);
+    }
+    if (rc == MPI_SUCCESS) {
+        MPI_Type_free(&t1);
+        MPI_Type_free(&t2);
+    }
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmah_mpi_err(rc);
+}
