@@ -12,10 +12,30 @@ static inline int ep_exposure_side(const struct narmai_epoch *e)
     return e->type == NARMAI_EP_EXPOSURE || e->type == NARMAI_EP_FENCE;
 }
 
+/* Epoch objects are recycled per window; each carries group arrays sized to
+ * the window, allocated once. */
 int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
 {
-    struct narmai_epoch *e = calloc(1, sizeof(*e));
-    if (e == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+    struct narmai_epoch *e = w->free_epochs;
+    if (e != NULL) {
+        w->free_epochs = e->next_free;
+        int *ranks = e->ranks;
+        uint64_t *ids = e->ids;
+        memset(e, 0, sizeof(*e));
+        e->ranks = ranks;
+        e->ids = ids;
+    } else {
+        e = calloc(1, sizeof(*e));
+        if (e == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+        e->ranks = malloc(sizeof(int) * (size_t)w->size);
+        e->ids = malloc(sizeof(uint64_t) * (size_t)w->size);
+        if (e->ranks == NULL || e->ids == NULL) {
+            free(e->ranks);
+            free(e->ids);
+            free(e);
+            return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+        }
+    }
     e->type = (uint8_t)type;
     e->state = NARMAI_EP_DEFERRED;
     e->t_open = ++w->clock;
@@ -30,10 +50,21 @@ int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
 void narmai_epoch_free(struct narmai_win *w, struct narmai_epoch *e)
 {
     narmau_dlist_remove(&e->link);
-    free(e->ranks);
-    free(e->ids);
     free(e->held_all);
-    free(e);
+    e->held_all = NULL;
+    e->next_free = w->free_epochs;
+    w->free_epochs = e;
+}
+
+void narmai_epoch_cache_free(struct narmai_win *w)
+{
+    for (struct narmai_epoch *e = w->free_epochs, *n; e != NULL; e = n) {
+        n = e->next_free;
+        free(e->ranks);
+        free(e->ids);
+        free(e);
+    }
+    w->free_epochs = NULL;
 }
 
 /* May e activate while the earlier, still active epoch p is not DONE? */
@@ -311,6 +342,10 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
 static void epoch_finish(struct narmai_win *w, struct narmai_epoch *e, int rc)
 {
     e->state = NARMAI_EP_DONE;
+    if (e->waiter != NULL) { /* a blocking close waits on the stack */
+        e->waiter->done = 1;
+        e->waiter->rc = rc;
+    }
     if (e->close_req != NULL) {
         e->close_req->st_error = rc;
         e->close_req->state = NARMAI_REQ_COMPLETE;
@@ -347,16 +382,30 @@ void narmai_epoch_progress(struct narmai_win *w)
     if (!narmau_dlist_empty(&w->epochs)) epoch_pass(w, 1);
 }
 
-/* Close e in the program; completion happens now if possible, else in progress. */
+/* Close e in the program; completion happens now if possible, else in
+ * progress. With request == NULL (the blocking calls) wait here instead, with
+ * no request object at all. */
 int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Request *request)
 {
+    e->closed = 1;
+    e->t_close = ++w->clock;
+    if (request == NULL) {
+        struct narmai_ep_waiter wt = {0, NARMA_SUCCESS};
+        narmai_waiter spin = {0};
+        e->waiter = &wt;
+        epoch_pass(w, 1);
+        while (!wt.done) {
+            narmai_progress();
+            if (wt.done) break;
+            narmai_wait_step(&spin);
+        }
+        return wt.rc;
+    }
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
     if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->ctx = e;
-    e->closed = 1;
-    e->t_close = ++w->clock;
     e->close_req = r;
     *request = r;
     epoch_pass(w, w->ops->flush_blocks ? 0 : 1);
@@ -365,6 +414,7 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
 
 int narmai_request_done(struct narmai_win *w, NARMA_Request *request)
 {
+    if (request == NULL) return NARMA_SUCCESS; /* blocking form: no request */
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
     if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
     r->state = NARMAI_REQ_COMPLETE;

@@ -51,6 +51,10 @@ struct narmai_op {
     uint64_t seq;                     /* w->op_seq when recorded */
 };
 
+struct narmai_ep_waiter {
+    int done, rc;
+};
+
 struct narmai_epoch {
     narmau_dlist link;       /* on w->epochs, in opening order */
     uint8_t type, state;
@@ -71,6 +75,8 @@ struct narmai_epoch {
     int fence_round;         /* fence: next dissemination round */
     uint8_t fence_sent;      /* fence: current round's increment sent */
     struct narmai_request *close_req;
+    struct narmai_epoch *next_free;
+    struct narmai_ep_waiter *waiter; /* blocking close in progress */
 };
 
 /* Reorder flags (window info keys). */
@@ -97,6 +103,7 @@ int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int 
 /* Issue an operation now (the transport call). */
 int narmai_op_issue(struct narmai_win *w, struct narmai_op *op);
 void narmai_epoch_free(struct narmai_win *w, struct narmai_epoch *e);
+void narmai_epoch_cache_free(struct narmai_win *w);
 int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl);
 uint64_t narmai_oldest_recorded(struct narmai_win *w);
 #endif

@@ -10,10 +10,9 @@
  */
 #include "core/epoch.h"
 
-int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
+static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if ((w->cur_access != NULL && w->cur_access->type != NARMAI_EP_FENCE) || w->nlock_open)
         return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW or lock epoch");
     if (w->cur_exposure != NULL)
@@ -36,10 +35,15 @@ int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_fence(int assert, NARMA_Win w)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_ifence(assert, w, &r);
-    if (rc) return rc;
-    rc = narmai_wait_internal(&r);
-    narmai_progress_win(w);
+    int rc = ifence_impl(assert, w, NULL);
+    if (rc == NARMA_SUCCESS) narmai_progress_win(w);
     return rc;
 }
+
+/* Public nonblocking forms: the same calls, returning their request. */
+int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return ifence_impl(assert, w, request);
+}
+

@@ -50,10 +50,9 @@ static void fence_yield(struct narmai_win *w)
     }
 }
 
-int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
+static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         return NARMAI_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
     int rc = check_rank(w, rank);
@@ -74,10 +73,9 @@ int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Requ
     return narmai_request_done(w, request);
 }
 
-int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
+static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = check_rank(w, rank);
     if (rc) return rc;
     struct narmai_epoch *e = w->lock_ep[rank];
@@ -87,10 +85,9 @@ int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
     return narmai_epoch_close(w, e, request);
 }
 
-int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
+static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
@@ -112,10 +109,9 @@ int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
     return narmai_request_done(w, request);
 }
 
-int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
+static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     struct narmai_epoch *e = w->cur_access;
     if (e == NULL || e->type != NARMAI_EP_LOCK_ALL)
         return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "unlock_all without lock_all");
@@ -127,10 +123,8 @@ int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
  * its own window memory under the lock (as MPI requires for rank == self). */
 int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_ilock(lock_type, rank, assert, w, &r);
+    int rc = ilock_impl(lock_type, rank, assert, w, NULL);
     if (rc) return rc;
-    narmai_wait_internal(&r);
     struct narmai_epoch *e = w->lock_ep[rank];
     narmai_waiter wt = {0};
     while (!narmai_epoch_target_ready(w, e, rank)) {
@@ -140,23 +134,32 @@ int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_unlock(int rank, NARMA_Win w)
+int NARMA_Win_unlock(int rank, NARMA_Win w) { return iunlock_impl(rank, w, NULL); }
+int NARMA_Win_lock_all(int assert, NARMA_Win w) { return ilock_all_impl(assert, w, NULL); }
+int NARMA_Win_unlock_all(NARMA_Win w) { return iunlock_all_impl(w, NULL); }
+
+/* Public nonblocking forms: the same calls, returning their request. */
+int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_iunlock(rank, w, &r);
-    return rc ? rc : narmai_wait_internal(&r);
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return ilock_impl(lock_type, rank, assert, w, request);
 }
 
-int NARMA_Win_lock_all(int assert, NARMA_Win w)
+int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_ilock_all(assert, w, &r);
-    return rc ? rc : narmai_wait_internal(&r);
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return iunlock_impl(rank, w, request);
 }
 
-int NARMA_Win_unlock_all(NARMA_Win w)
+int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_iunlock_all(w, &r);
-    return rc ? rc : narmai_wait_internal(&r);
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return ilock_all_impl(assert, w, request);
 }
+
+int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return iunlock_all_impl(w, request);
+}
+

@@ -12,22 +12,17 @@
  * and an origin several epochs late still finds its grant.
  */
 #include "core/epoch.h"
-#include <stdlib.h>
 
 static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int assert,
                             struct narmai_epoch **out)
 {
-    int *ranks, n, rc = narmai_group_ranks(w, group, &ranks, &n);
-    if (rc) return rc;
-    uint64_t *ids = calloc((size_t)(n ? n : 1), sizeof(uint64_t));
     struct narmai_epoch *e;
-    if (ids == NULL || (rc = narmai_epoch_open(w, type, &e))) {
-        free(ranks);
-        free(ids);
-        return rc ? rc : NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+    int n, rc = narmai_epoch_open(w, type, &e);
+    if (rc) return rc;
+    if ((rc = narmai_group_ranks(w, group, e->ranks, &n))) {
+        narmai_epoch_free(w, e);
+        return rc;
     }
-    e->ranks = ranks;
-    e->ids = ids;
     e->n = n;
     e->assert = assert;
     *out = e;
@@ -44,10 +39,9 @@ static void fence_yield(struct narmai_win *w)
     }
 }
 
-int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     fence_yield(w);
     if (w->cur_exposure != NULL || (w->cur_access && w->cur_access->type == NARMAI_EP_FENCE))
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
@@ -59,10 +53,9 @@ int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *req
     return narmai_request_done(w, request);
 }
 
-int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
@@ -75,10 +68,9 @@ int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *re
     return narmai_request_done(w, request);
 }
 
-int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
+static int icomplete_impl(NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     struct narmai_epoch *e = w->cur_access;
     if (e == NULL || e->type != NARMAI_EP_ACCESS)
         return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "complete without a matching start");
@@ -87,10 +79,9 @@ int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
     return narmai_epoch_close(w, e, request);
 }
 
-int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
+static int iwait_impl(NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     struct narmai_epoch *e = w->cur_exposure;
     if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "wait without a matching post");
     w->cur_exposure = NULL;
@@ -99,32 +90,20 @@ int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_post(MPI_Group group, int assert, NARMA_Win w)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_ipost(group, assert, w, &r);
-    return rc ? rc : narmai_wait_internal(&r);
+    return ipost_impl(group, assert, w, NULL);
 }
 
 int NARMA_Win_start(MPI_Group group, int assert, NARMA_Win w)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_istart(group, assert, w, &r);
-    return rc ? rc : narmai_wait_internal(&r);
+    return istart_impl(group, assert, w, NULL);
 }
 
-int NARMA_Win_complete(NARMA_Win w)
-{
-    NARMA_Request r;
-    int rc = NARMA_Win_icomplete(w, &r);
-    return rc ? rc : narmai_wait_internal(&r);
-}
+int NARMA_Win_complete(NARMA_Win w) { return icomplete_impl(w, NULL); }
 
 int NARMA_Win_wait(NARMA_Win w)
 {
-    NARMA_Request r;
-    int rc = NARMA_Win_iwait(w, &r);
-    if (rc) return rc;
-    rc = narmai_wait_internal(&r);
-    narmai_progress_win(w);
+    int rc = iwait_impl(w, NULL);
+    if (rc == NARMA_SUCCESS) narmai_progress_win(w);
     return rc;
 }
 
@@ -140,9 +119,33 @@ int NARMA_Win_test(NARMA_Win w, int *flag)
     if (e->state != NARMAI_EP_ACTIVE) return NARMA_SUCCESS;
     for (int i = 0; i < e->n; i++)
         if (narmat_ctl_load(w, NARMAT_CTL_DONE, e->ranks[i]) < e->ids[i]) return NARMA_SUCCESS;
-    NARMA_Request r;
-    int rc = NARMA_Win_iwait(w, &r);
-    if (rc == NARMA_SUCCESS) rc = narmai_wait_internal(&r);
+    int rc = iwait_impl(w, NULL);
     *flag = 1;
     return rc;
 }
+
+/* Public nonblocking forms: the same calls, returning their request. */
+int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return ipost_impl(group, assert, w, request);
+}
+
+int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return istart_impl(group, assert, w, request);
+}
+
+int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return icomplete_impl(w, request);
+}
+
+int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    return iwait_impl(w, request);
+}
+

@@ -122,6 +122,8 @@ struct narmai_win {
     const struct narmat_ops *ops;
     void *tp;                  /* transport-private state */
     MPI_Win attr_win;          /* MPI window carrying attributes and the name */
+    MPI_Group group;           /* the window's group */
+    int *iota;                 /* 0, 1, ..., size-1 (group translation) */
     narmau_dlist link;         /* on narmai_g.windows */
 
     /* epochs (epoch.h) */
@@ -144,6 +146,7 @@ struct narmai_win {
     narmau_dlist active_reqs;  /* ACTIVE notification requests in Start order */
     int nreqs;                 /* live notification requests bound to this window */
     struct narmai_uq uq;
+    struct narmai_epoch *free_epochs; /* recycled epoch objects */
 };
 
 static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == NARMAI_WIN_MAGIC; }
@@ -160,7 +163,7 @@ int narmai_epoch_free_check(struct narmai_win *w);
 void narmai_epoch_drop_all(struct narmai_win *w);
 
 /* Translate the members of an MPI group into window ranks (malloc'd array). */
-int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int **ranks, int *n);
+int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int *ranks, int *n);
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w);
 void narmai_request_release(struct narmai_request *r);

@@ -1,11 +1,23 @@
 /* Requests: creation, persistent start, completion (Test/Wait families), free. */
 #include "core/epoch.h"
 #include <stdlib.h>
+#include <string.h>
+
+/* Recycled request objects: requests are created and retired on every epoch
+ * call, so they must not cost a malloc each. */
+#define NARMAI_REQ_CACHE 64
+static struct narmai_request *narmai_req_cache[NARMAI_REQ_CACHE];
+static int narmai_req_cached;
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
 {
-    struct narmai_request *r = calloc(1, sizeof(*r));
-    if (r == NULL) return NULL;
+    struct narmai_request *r;
+    if (narmai_req_cached > 0) {
+        r = narmai_req_cache[--narmai_req_cached];
+        memset(r, 0, sizeof(*r));
+    } else if ((r = calloc(1, sizeof(*r))) == NULL) {
+        return NULL;
+    }
     r->magic = NARMAI_REQ_MAGIC;
     r->kind = (uint8_t)kind;
     r->state = NARMAI_REQ_ACTIVE;
@@ -20,7 +32,8 @@ void narmai_request_release(struct narmai_request *r)
     if (r->kind == NARMAI_REQ_NOTIFY && r->win != NULL) r->win->nreqs--;
     r->magic = 0;
     r->state = NARMAI_REQ_DEAD;
-    free(r);
+    if (narmai_req_cached < NARMAI_REQ_CACHE) narmai_req_cache[narmai_req_cached++] = r;
+    else free(r);
 }
 
 static inline int req_ok(const struct narmai_request *r)

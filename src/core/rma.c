@@ -25,6 +25,10 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     if (rc) return rc;
     if (!(flags & NARMAI_CHK_NO_ORIGIN)) {
         if ((rc = check_side(ocount, otype, &od, "origin"))) return rc;
+        /* Type signatures: both built from one basic type -> the same one. */
+        if (od->basic != MPI_DATATYPE_NULL && td->basic != MPI_DATATYPE_NULL &&
+            od->basic != td->basic && ocount > 0)
+            return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target basic datatypes differ");
         if ((MPI_Aint)ocount * od->size != (MPI_Aint)tcount * td->size)
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin carries %ld bytes, target %ld",
                               (long)((MPI_Aint)ocount * od->size), (long)((MPI_Aint)tcount * td->size));

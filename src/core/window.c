@@ -7,10 +7,13 @@
 static void win_release(struct narmai_win *w)
 {
     narmai_epoch_drop_all(w);
+    narmai_epoch_cache_free(w);
     free(w->lock_ep);
     free(w->acc_member);
     free(w->a_req);
     free(w->e_open);
+    free(w->iota);
+    if (w->group != MPI_GROUP_NULL) MPI_Group_free(&w->group);
     narmai_uq_destroy(&w->uq);
     if (w->comm != MPI_COMM_NULL) MPI_Comm_free(&w->comm);
     w->magic = 0;
@@ -65,6 +68,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->size_bytes = size;
     w->base = base;
     w->attr_win = MPI_WIN_NULL;
+    w->group = MPI_GROUP_NULL;
     narmau_dlist_init(&w->active_reqs);
     narmau_dlist_init(&w->epochs);
     narmai_uq_init(&w->uq);
@@ -82,10 +86,13 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->acc_member = calloc(p, sizeof(int));
     w->a_req = calloc(p, sizeof(uint64_t));
     w->e_open = calloc(p, sizeof(uint64_t));
-    if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open) {
+    w->iota = malloc(p * sizeof(int));
+    MPI_Comm_group(w->comm, &w->group);
+    if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open || !w->iota) {
         win_release(w);
         return NARMAI_ERR(NARMA_ERR_NO_MEM, "window state");
     }
+    for (int i = 0; i < w->size; i++) w->iota[i] = i;
     if ((rc = win_info(w, info))) {
         win_release(w);
         return rc;
@@ -248,35 +255,19 @@ int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
 }
 
-int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int **ranks, int *n)
+/* Translate the members of g into window ranks, written to ranks[] (capacity
+ * w->size: a valid group has no more members than the window). */
+int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int *ranks, int *n)
 {
-    MPI_Group wg;
     int gs;
     if (g == MPI_GROUP_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_GROUP_NULL");
     NARMAI_MPI(MPI_Group_size(g, &gs));
-    int *in = malloc(sizeof(int) * (size_t)(gs ? gs : 1));
-    int *out = malloc(sizeof(int) * (size_t)(gs ? gs : 1));
-    if (!in || !out) {
-        free(in);
-        free(out);
-        return NARMAI_ERR(NARMA_ERR_NO_MEM, "group");
-    }
-    for (int i = 0; i < gs; i++) in[i] = i;
-    MPI_Comm_group(w->comm, &wg);
-    int rc = MPI_Group_translate_ranks(g, gs, in, wg, out);
-    MPI_Group_free(&wg);
-    free(in);
-    if (rc != MPI_SUCCESS) {
-        free(out);
-        return narmai_mpi_error(rc);
-    }
-    for (int i = 0; i < gs; i++) {
-        if (out[i] == MPI_UNDEFINED) {
-            free(out);
+    if (gs > w->size)
+        return NARMAI_ERR(NARMA_ERR_RANK, "group of %d is larger than the window (%d)", gs, w->size);
+    NARMAI_MPI(MPI_Group_translate_ranks(g, gs, w->iota, w->group, ranks));
+    for (int i = 0; i < gs; i++)
+        if (ranks[i] == MPI_UNDEFINED)
             return NARMAI_ERR(NARMA_ERR_RANK, "group member %d is not in the window", i);
-        }
-    }
-    *ranks = out;
     *n = gs;
     return NARMA_SUCCESS;
 }

@@ -44,6 +44,7 @@ typedef struct {
     size_t send_off;     /* into plan->sendbuf */
     size_t recv_off;     /* slot of parity 0 in my receive buffer; parity 1 at + recv_stride */
     MPI_Aint target_disp; /* parity-0 slot for me in the peer's receive buffer */
+    MPI_Aint target_stride; /* the peer's parity stride (its link set may differ from ours) */
     int peer_nx, peer_ny; /* the peer's interior */
 } narmah_link;
 
@@ -106,7 +107,7 @@ static inline char *narmah_recv_slot(const narmah_plan *p, const narmah_link *l)
 }
 static inline MPI_Aint narmah_target_slot(const narmah_plan *p, const narmah_link *l)
 {
-    return l->target_disp + (MPI_Aint)narmah_parity(p) * (MPI_Aint)p->recv_stride;
+    return l->target_disp + (MPI_Aint)narmah_parity(p) * l->target_stride;
 }
 
 /* Common window helpers (plan.c): receive window over allocated memory with

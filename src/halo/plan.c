@@ -164,6 +164,7 @@ narmah_box narmah_link_box(const narmah_plan *p, int k, int nx, int ny, int recv
 /* What one rank tells each neighbour at creation. */
 typedef struct {
     int nz, ny, nx, hx, hy, elsize, nfields, corners, dirs, layout, strategy, pad;
+    int64_t recv_stride;
     int64_t send_bytes[NARMAH_MAXLINKS]; /* per direction, -1 if no link */
     int64_t recv_disp[NARMAH_MAXLINKS];  /* window displacement of my parity-0 slot */
 } hello;
@@ -228,6 +229,7 @@ static int handshake(narmah_plan *p)
     mine.hx = p->d.halo_x, mine.hy = p->d.halo_y, mine.elsize = p->elsize;
     mine.nfields = p->d.nfields, mine.corners = p->d.corners, mine.dirs = p->d.directions;
     mine.layout = (int)p->d.layout, mine.strategy = (int)p->d.strategy;
+    mine.recv_stride = (int64_t)p->recv_stride;
     for (int k = 0; k < NARMAH_MAXLINKS; k++) mine.send_bytes[k] = mine.recv_disp[k] = -1;
     for (int i = 0; i < p->nlinks; i++) {
         mine.send_bytes[p->link[i].dir] = (int64_t)p->link[i].bytes;
@@ -251,6 +253,7 @@ static int handshake(narmah_plan *p)
         if ((narmah_dy[l->dir] == 0 && t->ny != mine.ny) || (narmah_dx[l->dir] == 0 && t->nx != mine.nx))
             return NARMA_HALO_ERR_SHAPE;
         l->target_disp = (MPI_Aint)t->recv_disp[o];
+        l->target_stride = (MPI_Aint)t->recv_stride;
         l->peer_nx = t->nx, l->peer_ny = t->ny;
     }
     return NARMA_SUCCESS;

@@ -109,6 +109,19 @@ static size_t key_hash(uint64_t k)
     return (size_t)k;
 }
 
+/* Direct-mapped front cache of recent lookups: RMA calls look the same few
+ * types up several times each, and this keeps that to a compare. Cleared on
+ * every eviction, so it never holds a freed entry. */
+#define FRONT_SIZE 8
+static struct {
+    uint64_t key;
+    struct entry *e;
+} front[FRONT_SIZE];
+
+static inline size_t front_slot(uint64_t k) { return (size_t)((k ^ (k >> 7) ^ (k >> 17)) & (FRONT_SIZE - 1)); }
+
+static void front_clear(void) { memset(front, 0, sizeof(front)); }
+
 static struct entry *cache_find(uint64_t key)
 {
     if (!cache.nbuckets) return NULL;
@@ -160,6 +173,7 @@ void narmau_dtype_forget(MPI_Datatype type)
             struct entry *e = *pp;
             *pp = e->next;
             cache.n--;
+            front_clear();
             entry_free(e);
             return;
         }
@@ -176,6 +190,7 @@ static int mpi_usable(void)
 
 void narmau_dtype_cache_clear(void)
 {
+    front_clear();
     for (size_t i = 0; i < cache.nbuckets; i++) {
         struct entry *e = cache.bucket[i];
         while (e) {
@@ -482,8 +497,15 @@ static int check_committed(MPI_Datatype type)
 static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
 {
     uint64_t key = type_key(type);
+    size_t fs = front_slot(key);
+    if (front[fs].e != NULL && front[fs].key == key) {
+        *out = &front[fs].e->d;
+        return 0;
+    }
     struct entry *e = cache_find(key);
     if (e) {
+        front[fs].key = key;
+        front[fs].e = e;
         *out = &e->d;
         return 0;
     }

@@ -74,58 +74,70 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MPIT_MAGIC UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define MPIT_LAYOUT_VERSION 1
-#define MPIT_LINE 64
-#define MPIT_REC_WORDS 5
+#define NARMAT_MPI_MAGIC          UINT64_C(0x6e61726d616d7069) /* "narmampi" */
+#define NARMAT_MPI_LAYOUT_VERSION 1
+#define NARMAT_MPI_LINE           64
+#define NARMAT_MPI_REC_WORDS      5
 
-/* One ring slot: a cache line. Only the first MPIT_REC_WORDS words are used. */
+/* One ring slot: a cache line. Only the first NARMAT_MPI_REC_WORDS words are used. */
 struct narmat_mpi_rec {
-    uint64_t w[MPIT_LINE / 8];
+    uint64_t w[NARMAT_MPI_LINE / 8];
 };
-_Static_assert(sizeof(struct narmat_mpi_rec) == MPIT_LINE, "a ring record is one cache line");
+_Static_assert(sizeof(struct narmat_mpi_rec) == NARMAT_MPI_LINE, "a ring record is one cache line");
 
 /* Fixed byte offsets inside the ctl window. */
 enum {
-    MPIT_OFF_HDR = 0,
-    MPIT_OFF_TAIL = 1 * MPIT_LINE,
-    MPIT_OFF_HEAD = 2 * MPIT_LINE,
-    MPIT_OFF_LOCK = 3 * MPIT_LINE,
-    MPIT_OFF_FENCE = 4 * MPIT_LINE,
-    MPIT_OFF_GRANT = MPIT_OFF_FENCE + NARMAT_FENCE_ROUNDS * 8,
+    NARMAT_MPI_OFF_HDR = 0,
+    NARMAT_MPI_OFF_TAIL = 1 * NARMAT_MPI_LINE,
+    NARMAT_MPI_OFF_HEAD = 2 * NARMAT_MPI_LINE,
+    NARMAT_MPI_OFF_LOCK = 3 * NARMAT_MPI_LINE,
+    NARMAT_MPI_OFF_FENCE = 4 * NARMAT_MPI_LINE,
+    NARMAT_MPI_OFF_GRANT = NARMAT_MPI_OFF_FENCE + NARMAT_FENCE_ROUNDS * 8,
 };
-_Static_assert(MPIT_OFF_GRANT % MPIT_LINE == 0, "grant[] starts on a cache line");
+_Static_assert(NARMAT_MPI_OFF_GRANT % NARMAT_MPI_LINE == 0, "grant[] starts on a cache line");
+
+struct narmat_mpi_region {
+    const char *base;
+    MPI_Aint size;
+};
 
 struct narmat_mpi {
     MPI_Win data, ctl;
-    unsigned char *ctlmem;   /* base of this rank's ctl window */
+    unsigned char *ctlmem; /* base of this rank's ctl window */
     MPI_Aint off_done, off_ring, ctl_bytes;
-    uint64_t slots;          /* ring capacity, same on every rank */
-    uint64_t head;           /* reader: next position to consume */
-    uint64_t published;      /* reader: last head written to the head word */
-    uint64_t publish_every;  /* reader: publish after this many records (slots / 4) */
-    int progress_every;      /* poll: enter MPI's progress engine every n-th poll */
+    uint64_t slots;         /* ring capacity, same on every rank */
+    uint64_t head;          /* reader: next position to consume */
+    uint64_t published;     /* reader: last head written to the head word */
+    uint64_t publish_every; /* reader: publish after this many records (slots / 4) */
+    int progress_every;     /* poll: enter MPI's progress engine every n-th poll */
     int polls;
-    MPI_Aint *sizes;         /* per rank: window size in bytes (create/allocate) */
-    int *units;              /* per rank: displacement unit */
-    uint8_t *dirty;          /* per target: data operations issued since the last flush */
-    int unified;             /* MPI_WIN_MODEL of ctl is MPI_WIN_UNIFIED */
-    int locked;              /* both windows are in their lock_all epoch */
-    struct mpit_region { const char *base; MPI_Aint size; } *regions; /* dynamic: attached */
+    MPI_Aint *sizes;                   /* per rank: window size in bytes (create/allocate) */
+    int *units;                        /* per rank: displacement unit */
+    uint8_t *dirty;                    /* per target: data operations issued since the last flush */
+    int unified;                       /* MPI_WIN_MODEL of ctl is MPI_WIN_UNIFIED */
+    int locked;                        /* both windows are in their lock_all epoch */
+    struct narmat_mpi_region *regions; /* dynamic windows: attached memory */
     int nregions, capregions;
 };
 
 static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
 
-static MPI_Aint pad_line(MPI_Aint n) { return (n + MPIT_LINE - 1) / MPIT_LINE * MPIT_LINE; }
+static MPI_Aint pad_line(MPI_Aint n)
+{
+    return (n + NARMAT_MPI_LINE - 1) / NARMAT_MPI_LINE * NARMAT_MPI_LINE;
+}
 
 static MPI_Aint ctl_offset(const struct narmat_mpi *t, int kind, int arg)
 {
     switch (kind) {
-    case NARMAT_CTL_LOCK: return MPIT_OFF_LOCK;
-    case NARMAT_CTL_FENCE: return MPIT_OFF_FENCE + (MPI_Aint)arg * 8;
-    case NARMAT_CTL_GRANT: return MPIT_OFF_GRANT + (MPI_Aint)arg * 8;
-    default: return t->off_done + (MPI_Aint)arg * 8; /* NARMAT_CTL_DONE */
+    case NARMAT_CTL_LOCK:
+        return NARMAT_MPI_OFF_LOCK;
+    case NARMAT_CTL_FENCE:
+        return NARMAT_MPI_OFF_FENCE + (MPI_Aint)arg * 8;
+    case NARMAT_CTL_GRANT:
+        return NARMAT_MPI_OFF_GRANT + (MPI_Aint)arg * 8;
+    default:
+        return t->off_done + (MPI_Aint)arg * 8; /* NARMAT_CTL_DONE */
     }
 }
 
@@ -136,7 +148,7 @@ static inline uint64_t *ctl_word(const struct narmat_mpi *t, MPI_Aint off)
 
 /* ---- window life cycle ---- */
 
-static void mpit_release(struct narmat_mpi *t)
+static void narmat_mpi_release(struct narmat_mpi *t)
 {
     if (t == NULL) return;
     if (t->ctl != MPI_WIN_NULL) {
@@ -155,16 +167,16 @@ static void mpit_release(struct narmat_mpi *t)
 }
 
 /* Inside win_init: record an MPI failure and leave through the one cleanup exit. */
-#define MPIT_TRY(call)                                                                    \
-    do {                                                                                  \
-        int mpit_rc_ = (call);                                                            \
-        if (mpit_rc_ != MPI_SUCCESS) {                                                    \
-            rc = narmai_mpi_error(mpit_rc_);                                              \
-            goto fail;                                                                    \
-        }                                                                                 \
+#define NARMAT_MPI_TRY(call)                       \
+    do {                                           \
+        int narmat_mpi_rc_ = (call);               \
+        if (narmat_mpi_rc_ != MPI_SUCCESS) {       \
+            rc = narmai_mpi_error(narmat_mpi_rc_); \
+            goto fail;                             \
+        }                                          \
     } while (0)
 
-static int mpit_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     int rc = NARMA_SUCCESS, flag;
     MPI_Info cinfo = MPI_INFO_NULL;
@@ -185,72 +197,75 @@ static int mpit_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_In
      * multiple of 16); bounds checks still use the user's size. */
     switch (w->flavor) {
     case MPI_WIN_FLAVOR_CREATE:
-        MPIT_TRY(MPI_Win_create(base, size, w->disp_unit, info, w->comm, &t->data));
+        NARMAT_MPI_TRY(MPI_Win_create(base, size, w->disp_unit, info, w->comm, &t->data));
         w->base = base;
         break;
     case MPI_WIN_FLAVOR_ALLOCATE: {
         void *b = NULL;
-        MPIT_TRY(MPI_Win_allocate(pad_line(size), w->disp_unit, info, w->comm, &b, &t->data));
+        NARMAT_MPI_TRY(MPI_Win_allocate(pad_line(size), w->disp_unit, info, w->comm, &b, &t->data));
         w->base = b;
         break;
     }
     case MPI_WIN_FLAVOR_DYNAMIC:
-        MPIT_TRY(MPI_Win_create_dynamic(info, w->comm, &t->data));
+        NARMAT_MPI_TRY(MPI_Win_create_dynamic(info, w->comm, &t->data));
         w->base = NULL;
         break;
-    default: rc = NARMAI_ERR(NARMA_ERR_INTERN, "unknown flavor %d", w->flavor); goto fail;
+    default:
+        rc = NARMAI_ERR(NARMA_ERR_INTERN, "unknown flavor %d", w->flavor);
+        goto fail;
     }
-    MPIT_TRY(MPI_Win_set_errhandler(t->data, MPI_ERRORS_RETURN));
+    NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->data, MPI_ERRORS_RETURN));
 
     /* Geometry of the targets, for check_bounds. */
     MPI_Aint mysize = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
-    MPIT_TRY(MPI_Allgather(&mysize, 1, MPI_AINT, t->sizes, 1, MPI_AINT, w->comm));
-    MPIT_TRY(MPI_Allgather(&w->disp_unit, 1, MPI_INT, t->units, 1, MPI_INT, w->comm));
+    NARMAT_MPI_TRY(MPI_Allgather(&mysize, 1, MPI_AINT, t->sizes, 1, MPI_AINT, w->comm));
+    NARMAT_MPI_TRY(MPI_Allgather(&w->disp_unit, 1, MPI_INT, t->units, 1, MPI_INT, w->comm));
 
     /* Ring capacity: every rank must agree on the layout. */
     unsigned mine = narmai_g.ring_slots ? narmai_g.ring_slots : 2, slots = 0;
-    MPIT_TRY(MPI_Allreduce(&mine, &slots, 1, MPI_UNSIGNED, MPI_MAX, w->comm));
+    NARMAT_MPI_TRY(MPI_Allreduce(&mine, &slots, 1, MPI_UNSIGNED, MPI_MAX, w->comm));
     t->slots = 1;
-    while (t->slots < slots) t->slots <<= 1;
+    while (t->slots < slots)
+        t->slots <<= 1;
 
     t->publish_every = t->slots >= 4 ? t->slots / 4 : 1;
     /* Win_create and dynamic windows need the target inside MPI's progress
      * engine for a remote flush to complete; allocated ones do on some stacks. */
     t->progress_every = w->flavor == MPI_WIN_FLAVOR_ALLOCATE ? 64 : 1;
-    t->off_done = MPIT_OFF_GRANT + pad_line((MPI_Aint)p * 8);
+    t->off_done = NARMAT_MPI_OFF_GRANT + pad_line((MPI_Aint)p * 8);
     t->off_ring = t->off_done + pad_line((MPI_Aint)p * 8);
-    t->ctl_bytes = t->off_ring + (MPI_Aint)t->slots * MPIT_LINE;
+    t->ctl_bytes = t->off_ring + (MPI_Aint)t->slots * NARMAT_MPI_LINE;
 
     /* Control window. We flush after every update, so MPI need not order
      * accumulates for us. */
-    MPIT_TRY(MPI_Info_create(&cinfo));
-    MPIT_TRY(MPI_Info_set(cinfo, "accumulate_ordering", "none"));
-    MPIT_TRY(MPI_Info_set(cinfo, "same_size", "true"));
-    MPIT_TRY(MPI_Info_set(cinfo, "same_disp_unit", "true"));
+    NARMAT_MPI_TRY(MPI_Info_create(&cinfo));
+    NARMAT_MPI_TRY(MPI_Info_set(cinfo, "accumulate_ordering", "none"));
+    NARMAT_MPI_TRY(MPI_Info_set(cinfo, "same_size", "true"));
+    NARMAT_MPI_TRY(MPI_Info_set(cinfo, "same_disp_unit", "true"));
     void *cb = NULL;
-    MPIT_TRY(MPI_Win_allocate(t->ctl_bytes, 1, cinfo, w->comm, &cb, &t->ctl));
+    NARMAT_MPI_TRY(MPI_Win_allocate(t->ctl_bytes, 1, cinfo, w->comm, &cb, &t->ctl));
     t->ctlmem = cb;
-    MPIT_TRY(MPI_Win_set_errhandler(t->ctl, MPI_ERRORS_RETURN));
+    NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->ctl, MPI_ERRORS_RETURN));
     int *model = NULL;
-    MPIT_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
+    NARMAT_MPI_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
     t->unified = flag && *model == MPI_WIN_UNIFIED;
 
     /* Zero the control words and ring before anyone can reach them (no epoch
      * is open yet, so local stores are allowed); the barrier below publishes. */
     memset(t->ctlmem, 0, (size_t)t->ctl_bytes);
-    uint64_t *hdr = ctl_word(t, MPIT_OFF_HDR);
-    hdr[0] = MPIT_MAGIC;
-    hdr[1] = MPIT_LAYOUT_VERSION;
-    hdr[2] = MPIT_LINE;
+    uint64_t *hdr = ctl_word(t, NARMAT_MPI_OFF_HDR);
+    hdr[0] = NARMAT_MPI_MAGIC;
+    hdr[1] = NARMAT_MPI_LAYOUT_VERSION;
+    hdr[2] = NARMAT_MPI_LINE;
     hdr[3] = t->slots;
 
     int mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->data);
     if (mrc == MPI_SUCCESS && (mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->ctl)) != MPI_SUCCESS)
         MPI_Win_unlock_all(t->data);
-    MPIT_TRY(mrc);
+    NARMAT_MPI_TRY(mrc);
     t->locked = 1;
-    MPIT_TRY(MPI_Win_sync(t->ctl));
-    MPIT_TRY(MPI_Barrier(w->comm));
+    NARMAT_MPI_TRY(MPI_Win_sync(t->ctl));
+    NARMAT_MPI_TRY(MPI_Barrier(w->comm));
 
     MPI_Info_free(&cinfo);
     w->tp = t;
@@ -259,12 +274,12 @@ static int mpit_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_In
 
 fail:
     if (cinfo != MPI_INFO_NULL) MPI_Info_free(&cinfo);
-    mpit_release(t);
+    narmat_mpi_release(t);
     w->tp = NULL;
     return rc;
 }
 
-static int mpit_win_free(struct narmai_win *w)
+static int narmat_mpi_win_free(struct narmai_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     int rc = NARMA_SUCCESS, mrc;
@@ -274,7 +289,7 @@ static int mpit_win_free(struct narmai_win *w)
     if ((mrc = MPI_Win_unlock_all(t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
     if ((mrc = MPI_Win_free(&t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
     t->ctl = t->data = MPI_WIN_NULL;
-    mpit_release(t);
+    narmat_mpi_release(t);
     w->tp = NULL;
     w->attr_win = MPI_WIN_NULL;
     return rc;
@@ -283,12 +298,12 @@ static int mpit_win_free(struct narmai_win *w)
 /* Attached regions are tracked here because MPI implementations need not
  * (MPICH does not) report detaching memory that was never attached, nor
  * attaching overlapping regions, both erroneous in MPI. */
-static int mpit_attach(struct narmai_win *w, void *base, MPI_Aint size)
+static int narmat_mpi_attach(struct narmai_win *w, void *base, MPI_Aint size)
 {
     struct narmat_mpi *t = tp_of(w);
     const char *b = base;
     for (int i = 0; i < t->nregions; i++) {
-        const struct mpit_region *r = &t->regions[i];
+        const struct narmat_mpi_region *r = &t->regions[i];
         if (b < r->base + r->size && r->base < b + size)
             return NARMAI_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
     }
@@ -301,15 +316,16 @@ static int mpit_attach(struct narmai_win *w, void *base, MPI_Aint size)
     }
     int mrc = MPI_Win_attach(t->data, base, size);
     if (mrc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_attach failed");
-    t->regions[t->nregions++] = (struct mpit_region){b, size};
+    t->regions[t->nregions++] = (struct narmat_mpi_region){b, size};
     return NARMA_SUCCESS;
 }
 
-static int mpit_detach(struct narmai_win *w, const void *base)
+static int narmat_mpi_detach(struct narmai_win *w, const void *base)
 {
     struct narmat_mpi *t = tp_of(w);
     int i = 0;
-    while (i < t->nregions && t->regions[i].base != (const char *)base) i++;
+    while (i < t->nregions && t->regions[i].base != (const char *)base)
+        i++;
     if (i == t->nregions) return NARMAI_ERR(NARMA_ERR_ATTACH, "memory was not attached");
     int mrc = MPI_Win_detach(t->data, base);
     if (mrc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_detach failed");
@@ -317,8 +333,8 @@ static int mpit_detach(struct narmai_win *w, const void *base)
     return NARMA_SUCCESS;
 }
 
-static int mpit_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
-                             MPI_Aint hi)
+static int narmat_mpi_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+                                   MPI_Aint hi)
 {
     const struct narmat_mpi *t = tp_of(w);
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || hi <= lo) return NARMA_SUCCESS;
@@ -336,14 +352,15 @@ static int mpit_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MP
  * origin buffer is reusable, a get's result is there); MPI only promises that
  * at the next flush, so flush locally. Request-based forms complete through
  * their MPI request instead. */
-static int mpit_local_done(struct narmat_mpi *t, int target, MPI_Request *mreq)
+static int narmat_mpi_local_done(struct narmat_mpi *t, int target, MPI_Request *mreq)
 {
     if (mreq == NULL) NARMAI_MPI(MPI_Win_flush_local(target, t->data));
     return NARMA_SUCCESS;
 }
 
-static int mpit_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
-                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+static int narmat_mpi_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                          MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
     t->dirty[target] = 1;
@@ -351,11 +368,12 @@ static int mpit_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Dat
         NARMAI_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
         NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return mpit_local_done(t, target, mreq);
+    return narmat_mpi_local_done(t, target, mreq);
 }
 
-static int mpit_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
-                    MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+static int narmat_mpi_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                          MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
     t->dirty[target] = 1;
@@ -363,18 +381,18 @@ static int mpit_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype 
         NARMAI_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
         NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return mpit_local_done(t, target, mreq);
+    return narmat_mpi_local_done(t, target, mreq);
 }
 
-static int mpit_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
-                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
-                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
+static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                          int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
     t->dirty[target] = 1;
     if (raddr == NULL && mreq)
-        NARMAI_MPI(MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data,
-                                   mreq));
+        NARMAI_MPI(
+            MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data, mreq));
     else if (raddr == NULL)
         NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
     else if (mreq)
@@ -383,19 +401,19 @@ static int mpit_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Dat
     else
         NARMAI_MPI(MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                                       tcount, ttype, op, t->data));
-    return mpit_local_done(t, target, mreq);
+    return narmat_mpi_local_done(t, target, mreq);
 }
 
-static int mpit_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
-                    MPI_Datatype type, int target, MPI_Aint disp)
+static int narmat_mpi_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+                          MPI_Datatype type, int target, MPI_Aint disp)
 {
     struct narmat_mpi *t = tp_of(w);
     t->dirty[target] = 1;
     NARMAI_MPI(MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
-    return mpit_local_done(t, target, NULL);
+    return narmat_mpi_local_done(t, target, NULL);
 }
 
-static int mpit_flush(struct narmai_win *w, int target)
+static int narmat_mpi_flush(struct narmai_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
     if (target < 0) {
@@ -409,7 +427,7 @@ static int mpit_flush(struct narmai_win *w, int target)
 }
 
 /* Flush the data window to target only if something was issued to it. */
-static int mpit_flush_dirty(struct narmat_mpi *t, int target)
+static int narmat_mpi_flush_dirty(struct narmat_mpi *t, int target)
 {
     if (!t->dirty[target]) return NARMA_SUCCESS;
     NARMAI_MPI(MPI_Win_flush(target, t->data));
@@ -417,7 +435,7 @@ static int mpit_flush_dirty(struct narmat_mpi *t, int target)
     return NARMA_SUCCESS;
 }
 
-static int mpit_flush_local(struct narmai_win *w, int target)
+static int narmat_mpi_flush_local(struct narmai_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
     if (target < 0)
@@ -427,7 +445,7 @@ static int mpit_flush_local(struct narmai_win *w, int target)
     return NARMA_SUCCESS;
 }
 
-static int mpit_sync(struct narmai_win *w)
+static int narmat_mpi_sync(struct narmai_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     NARMAI_MPI(MPI_Win_sync(t->data));
@@ -438,7 +456,7 @@ static int mpit_sync(struct narmai_win *w)
 /* ---- notified accesses ---- */
 
 /* Bytes of target data a notified access touches (the notification's size). */
-static int mpit_bytes(int count, MPI_Datatype type, int64_t *bytes)
+static int narmat_mpi_bytes(int count, MPI_Datatype type, int64_t *bytes)
 {
     MPI_Count sz = 0;
     NARMAI_MPI(MPI_Type_size_x(type, &sz));
@@ -448,90 +466,89 @@ static int mpit_bytes(int count, MPI_Datatype type, int64_t *bytes)
 
 /* Steps 1-3 of the ring protocol (see the top of the file). The data access
  * (if any) has already been issued on the data window to target. */
-static int mpit_enqueue(struct narmai_win *w, int target, int kind, int tag, int64_t bytes,
-                        int data_issued)
+static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int tag, int64_t bytes,
+                              int data_issued)
 {
     struct narmat_mpi *t = tp_of(w);
     const uint64_t one = 1, none = 0;
     uint64_t pos, hd;
-    NARMAI_MPI(MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, MPIT_OFF_TAIL, MPI_SUM, t->ctl));
-    NARMAI_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, MPIT_OFF_HEAD, MPI_NO_OP,
-                                t->ctl));
+    NARMAI_MPI(
+        MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, NARMAT_MPI_OFF_TAIL, MPI_SUM, t->ctl));
+    NARMAI_MPI(
+        MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD, MPI_NO_OP, t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
     if (data_issued) t->dirty[target] = 1;
-    int rc = mpit_flush_dirty(t, target); /* the data is complete at the target from here on */
+    /* From here on the data is complete at the target. */
+    int rc = narmat_mpi_flush_dirty(t, target);
     if (rc) return rc;
 
     /* hd is an old value of a counter that only grows: a stale read can only
-     * make us wait, never write into a slot the reader still owns. */
-    /* A full ring means the reader is a whole ring behind: spin only briefly
+     * make us wait, never write into a slot the reader still owns. A full
+     * ring means the reader is a whole ring behind, so spin only briefly
      * before yielding the core (with more ranks than cores, the default spin
      * count made test_ring_full np=4 four times slower). */
     narmai_waiter wt = {narmai_g.spin_count > 16 ? narmai_g.spin_count - 16 : 0};
     while (pos - hd >= t->slots) {
         narmai_progress(); /* drain our own ring: the target may be waiting for it */
         narmai_wait_step(&wt);
-        NARMAI_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, MPIT_OFF_HEAD, MPI_NO_OP,
-                                    t->ctl));
+        NARMAI_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD,
+                                    MPI_NO_OP, t->ctl));
         NARMAI_MPI(MPI_Win_flush(target, t->ctl));
     }
 
     uint64_t seq = pos + 1, chk = (seq & UINT32_MAX) << 32;
     uint64_t u = (uint64_t)bytes;
-    uint64_t rec[MPIT_REC_WORDS] = {
+    uint64_t rec[NARMAT_MPI_REC_WORDS] = {
         seq,
         chk | (uint32_t)w->rank,
         chk | ((uint64_t)(uint32_t)kind << 30) | ((uint32_t)tag & NARMA_TAG_UB),
         chk | (u & UINT32_MAX),
         chk | (u >> 32),
     };
-    MPI_Aint off = t->off_ring + (MPI_Aint)(pos & (t->slots - 1)) * MPIT_LINE;
-    NARMAI_MPI(MPI_Accumulate(rec, MPIT_REC_WORDS, MPI_UINT64_T, target, off, MPIT_REC_WORDS,
-                              MPI_UINT64_T, MPI_REPLACE, t->ctl));
+    MPI_Aint off = t->off_ring + (MPI_Aint)(pos & (t->slots - 1)) * NARMAT_MPI_LINE;
+    NARMAI_MPI(MPI_Accumulate(rec, NARMAT_MPI_REC_WORDS, MPI_UINT64_T, target, off,
+                              NARMAT_MPI_REC_WORDS, MPI_UINT64_T, MPI_REPLACE, t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
     return NARMA_SUCCESS;
 }
 
-static int mpit_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
-                           MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
-                           MPI_Datatype ttype, int tag)
+static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
+                                 MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                                 MPI_Datatype ttype, int tag)
 {
     struct narmat_mpi *t = tp_of(w);
     int64_t bytes = 0;
-    int rc = mpit_bytes(tcount, ttype, &bytes);
+    int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
-    if (bytes > 0)
-        NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return mpit_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, bytes > 0);
+    if (bytes > 0) NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, bytes > 0);
 }
 
-static int mpit_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
-                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
+static int narmat_mpi_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+                                 int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
     struct narmat_mpi *t = tp_of(w);
     int64_t bytes = 0;
-    int rc = mpit_bytes(tcount, ttype, &bytes);
+    int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
-    if (bytes > 0)
-        NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return mpit_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, bytes > 0);
+    if (bytes > 0) NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, bytes > 0);
 }
 
-static int mpit_acc_notify(struct narmai_win *w, const void *oaddr, int ocount,
-                           MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
-                           MPI_Datatype ttype, MPI_Op op, int tag)
+static int narmat_mpi_acc_notify(struct narmai_win *w, const void *oaddr, int ocount,
+                                 MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                                 MPI_Datatype ttype, MPI_Op op, int tag)
 {
     struct narmat_mpi *t = tp_of(w);
     int64_t bytes = 0;
-    int rc = mpit_bytes(tcount, ttype, &bytes);
+    int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
     if (bytes > 0)
-        NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op,
-                                  t->data));
-    return mpit_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, bytes > 0);
+        NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
+    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, bytes > 0);
 }
 
-static int mpit_poll(struct narmai_win *w, narmat_note_cb cb)
+static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
 {
     struct narmat_mpi *t = tp_of(w);
     int n = 0;
@@ -547,16 +564,17 @@ static int mpit_poll(struct narmai_win *w, narmat_note_cb cb)
     if (MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
     for (;;) {
         const struct narmat_mpi_rec *r =
-            (const void *)(t->ctlmem + t->off_ring + (MPI_Aint)(t->head & (t->slots - 1)) * MPIT_LINE);
+            (const void *)(t->ctlmem + t->off_ring +
+                           (MPI_Aint)(t->head & (t->slots - 1)) * NARMAT_MPI_LINE);
         uint64_t seq = t->head + 1, chk = seq & UINT32_MAX;
         /* Acquire: observe the record words MPI wrote; pairs with the
          * writer's Accumulate completed by its flush. Each word is checked,
          * since MPI makes the five words atomic only one by one. */
-        uint64_t v[MPIT_REC_WORDS];
+        uint64_t v[NARMAT_MPI_REC_WORDS];
         v[0] = narmau_atomic_load_acq_u64(&r->w[0]);
         if (v[0] != seq) break;
         int whole = 1;
-        for (int i = 1; i < MPIT_REC_WORDS; i++) {
+        for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++) {
             v[i] = narmau_atomic_load_acq_u64(&r->w[i]);
             whole &= (v[i] >> 32) == chk;
         }
@@ -574,7 +592,7 @@ static int mpit_poll(struct narmai_win *w, narmat_note_cb cb)
          * since remote atomics read the word concurrently. The records were
          * copied out above, before this is issued. */
         uint64_t hd = t->head;
-        if (MPI_Accumulate(&hd, 1, MPI_UINT64_T, w->rank, MPIT_OFF_HEAD, 1, MPI_UINT64_T,
+        if (MPI_Accumulate(&hd, 1, MPI_UINT64_T, w->rank, NARMAT_MPI_OFF_HEAD, 1, MPI_UINT64_T,
                            MPI_REPLACE, t->ctl) == MPI_SUCCESS &&
             MPI_Win_flush(w->rank, t->ctl) == MPI_SUCCESS)
             t->published = hd;
@@ -584,10 +602,10 @@ static int mpit_poll(struct narmai_win *w, narmat_note_cb cb)
 
 /* ---- control words ---- */
 
-static int mpit_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val)
+static int narmat_mpi_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = mpit_flush_dirty(t, target); /* release: data before the update */
+    int rc = narmat_mpi_flush_dirty(t, target); /* release: data before the update */
     if (rc) return rc;
     NARMAI_MPI(MPI_Accumulate(&val, 1, MPI_UINT64_T, target, ctl_offset(t, kind, arg), 1,
                               MPI_UINT64_T, MPI_SUM, t->ctl));
@@ -595,23 +613,23 @@ static int mpit_ctl_add(struct narmai_win *w, int target, int kind, int arg, uin
     return NARMA_SUCCESS;
 }
 
-static int mpit_ctl_fetch_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val,
-                              uint64_t *old)
+static int narmat_mpi_ctl_fetch_add(struct narmai_win *w, int target, int kind, int arg,
+                                    uint64_t val, uint64_t *old)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = mpit_flush_dirty(t, target);
+    int rc = narmat_mpi_flush_dirty(t, target);
     if (rc) return rc;
-    NARMAI_MPI(MPI_Fetch_and_op(&val, old, MPI_UINT64_T, target, ctl_offset(t, kind, arg),
-                                MPI_SUM, t->ctl));
+    NARMAI_MPI(MPI_Fetch_and_op(&val, old, MPI_UINT64_T, target, ctl_offset(t, kind, arg), MPI_SUM,
+                                t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
     return NARMA_SUCCESS;
 }
 
-static int mpit_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
-                        uint64_t desired, uint64_t *old)
+static int narmat_mpi_ctl_cas(struct narmai_win *w, int target, int kind, int arg,
+                              uint64_t expected, uint64_t desired, uint64_t *old)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = mpit_flush_dirty(t, target);
+    int rc = narmat_mpi_flush_dirty(t, target);
     if (rc) return rc;
     NARMAI_MPI(MPI_Compare_and_swap(&desired, &expected, old, MPI_UINT64_T, target,
                                     ctl_offset(t, kind, arg), t->ctl));
@@ -619,7 +637,7 @@ static int mpit_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uin
     return NARMA_SUCCESS;
 }
 
-static uint64_t mpit_ctl_load(struct narmai_win *w, int kind, int arg)
+static uint64_t narmat_mpi_ctl_load(struct narmai_win *w, int kind, int arg)
 {
     struct narmat_mpi *t = tp_of(w);
     MPI_Aint off = ctl_offset(t, kind, arg);
@@ -639,24 +657,24 @@ static uint64_t mpit_ctl_load(struct narmai_win *w, int kind, int arg)
 const struct narmat_ops narmat_mpi_ops = {
     .size = sizeof(struct narmat_ops),
     .name = "mpi",
-    .win_init = mpit_win_init,
-    .win_free = mpit_win_free,
-    .attach = mpit_attach,
-    .detach = mpit_detach,
-    .check_bounds = mpit_check_bounds,
-    .put = mpit_put,
-    .get = mpit_get,
-    .acc = mpit_acc,
-    .cas = mpit_cas,
-    .flush = mpit_flush,
-    .flush_local = mpit_flush_local,
-    .sync = mpit_sync,
-    .put_notify = mpit_put_notify,
-    .get_notify = mpit_get_notify,
-    .acc_notify = mpit_acc_notify,
-    .poll = mpit_poll,
-    .ctl_add = mpit_ctl_add,
-    .ctl_fetch_add = mpit_ctl_fetch_add,
-    .ctl_cas = mpit_ctl_cas,
-    .ctl_load = mpit_ctl_load,
+    .win_init = narmat_mpi_win_init,
+    .win_free = narmat_mpi_win_free,
+    .attach = narmat_mpi_attach,
+    .detach = narmat_mpi_detach,
+    .check_bounds = narmat_mpi_check_bounds,
+    .put = narmat_mpi_put,
+    .get = narmat_mpi_get,
+    .acc = narmat_mpi_acc,
+    .cas = narmat_mpi_cas,
+    .flush = narmat_mpi_flush,
+    .flush_local = narmat_mpi_flush_local,
+    .sync = narmat_mpi_sync,
+    .put_notify = narmat_mpi_put_notify,
+    .get_notify = narmat_mpi_get_notify,
+    .acc_notify = narmat_mpi_acc_notify,
+    .poll = narmat_mpi_poll,
+    .ctl_add = narmat_mpi_ctl_add,
+    .ctl_fetch_add = narmat_mpi_ctl_fetch_add,
+    .ctl_cas = narmat_mpi_ctl_cas,
+    .ctl_load = narmat_mpi_ctl_load,
 };
