@@ -1,9 +1,10 @@
 /*
  * Passive target on the epoch engine. A lock word per rank (bit 63
  * exclusive, low bits the number of shared holders) is taken with remote
- * atomics, so the target never has to call anything: exclusive is CAS
- * 0 -> EXCL; shared is fetch_add 1, backing off (fetch_add -1) if an
- * exclusive holder was present. Attempts never block: a lock epoch that
+ * compare-and-swap only (MPI promises atomicity between concurrent atomics
+ * on one location only for the same operation): exclusive is CAS 0 -> EXCL,
+ * shared is CAS n -> n + 1 while no exclusive holder is present; release is
+ * the reverse CAS, so the target never has to call anything. Attempts never block: a lock epoch that
  * cannot take its lock yet stays active with its operations recorded, and
  * progress retries. Unlock flushes the epoch's operations, then releases
  * with an atomic add that publishes them to the next holder. lock_all takes
@@ -19,10 +20,13 @@ int narmai_lock_try(struct narmai_win *w, int type, int rank, int *rc)
         *rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, 0, NARMAT_LOCK_EXCL, &old);
         return *rc == NARMA_SUCCESS && old == 0;
     }
-    if ((*rc = narmat_ctl_fetch_add(w, rank, NARMAT_CTL_LOCK, 0, 1, &old))) return 0;
-    if (!(old & NARMAT_LOCK_EXCL)) return 1;
-    *rc = narmat_ctl_add(w, rank, NARMAT_CTL_LOCK, 0, UINT64_MAX); /* back off */
-    return 0;
+    /* Shared: compare-and-swap count -> count + 1 while no exclusive holder. */
+    for (uint64_t guess = 0;;) {
+        if ((*rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, guess, guess + 1, &old))) return 0;
+        if (old == guess) return 1;
+        if (old & NARMAT_LOCK_EXCL) return 0;
+        guess = old;
+    }
 }
 
 /* type < 0: NOCHECK epoch, nothing to release. */
@@ -30,8 +34,14 @@ int narmai_lock_release(struct narmai_win *w, int rank, int type)
 {
     int rc = narmat_flush(w, rank);
     if (rc || type < 0) return rc;
-    return narmat_ctl_add(w, rank, NARMAT_CTL_LOCK, 0,
-                          type == MPI_LOCK_EXCLUSIVE ? NARMAT_LOCK_EXCL : UINT64_MAX);
+    uint64_t old;
+    if (type == MPI_LOCK_EXCLUSIVE)
+        return narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, NARMAT_LOCK_EXCL, 0, &old);
+    for (uint64_t guess = 1;;) {
+        if ((rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, guess, guess - 1, &old))) return rc;
+        if (old == guess) return NARMA_SUCCESS;
+        guess = old;
+    }
 }
 
 static int check_rank(struct narmai_win *w, int rank)

@@ -28,7 +28,8 @@ static int fence_start(narmah_plan *p)
     for (int i = 0; i < p->nlinks; i++)
         if (!p->link[i].self) narmah_pack(p, &p->link[i], p->sendbuf + p->link[i].send_off);
     /* No RMA since the closing fence of the previous exchange. */
-    int rc = NARMA_Win_fence(NARMA_MODE_NOPRECEDE | NARMA_MODE_NOSTORE, s->win);
+    /* A plan in which nobody has a remote neighbour needs no epoch at all. */
+    int rc = p->any_remote ? NARMA_Win_fence(NARMA_MODE_NOPRECEDE | NARMA_MODE_NOSTORE, s->win) : 0;
     for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
         const narmah_link *l = &p->link[i];
         if (l->self) continue;
@@ -42,7 +43,7 @@ static int fence_start(narmah_plan *p)
 static int fence_finish(narmah_plan *p)
 {
     fence_state *s = p->st;
-    int rc = NARMA_Win_fence(NARMA_MODE_NOSUCCEED | NARMA_MODE_NOSTORE, s->win);
+    int rc = p->any_remote ? NARMA_Win_fence(NARMA_MODE_NOSUCCEED | NARMA_MODE_NOSTORE, s->win) : 0;
     if (rc) return rc;
     for (int i = 0; i < p->nlinks; i++)
         if (!p->link[i].self) narmah_unpack(p, &p->link[i], narmah_recv_slot(p, &p->link[i]));

@@ -68,6 +68,7 @@ struct narmah_plan {
     int elsize;
     size_t field_elems;
     int nlinks, nremote;
+    int any_remote;        /* some rank of the plan has a remote link */
     narmah_link link[NARMAH_MAXLINKS];
     int peers[NARMAH_MAXLINKS]; /* distinct remote peers */
     int npeers;

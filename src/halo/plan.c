@@ -311,9 +311,10 @@ int NARMA_Halo_plan_create(MPI_Comm cart, const NARMA_Halo_desc *desc, NARMA_Hal
         if (p->fields == NULL || (p->send_bytes && p->sendbuf == NULL)) rc = NARMA_ERR_NO_MEM;
         /* window sizes are padded to NARMAH_ALIGN (a multiple of 16): see halo.h */
         p->win_bytes = NARMAH_FLAGS_BYTES + 2 * p->recv_stride;
-        v[0] = rc;
-        MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MAX, p->comm);
+        v[0] = rc, v[1] = p->nremote;
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, p->comm);
         rc = v[0];
+        p->any_remote = v[1] > 0;
     }
     if (rc == NARMA_SUCCESS) rc = narmah_strategies[p->strategy]->init(p);
     if (rc != NARMA_SUCCESS) {

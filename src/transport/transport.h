@@ -7,10 +7,12 @@
  * wrappers below and never reaches into a transport's state (w->tp).
  *
  * Contract for every data operation (put/get/acc/cas): arguments were checked
- * by the core (rank, counts, datatypes, bounds, epoch state). An operation is
- * locally complete when it returns unless it says otherwise; it is remotely
- * complete after flush(w, target). Request-based forms return an MPI request
- * in *mreq (MPI_REQUEST_NULL when already complete).
+ * by the core (rank, counts, datatypes, bounds, epoch state). A blocking
+ * operation (mreq == NULL) is locally complete when it returns, so the origin
+ * buffer may be reused at once on every transport (stricter than MPI, which
+ * lets programs reuse it only after a flush); it is remotely complete after
+ * flush(w, target). Request-based forms return an MPI request in *mreq
+ * (MPI_REQUEST_NULL when already complete) and are locally complete with it.
  *
  * Notified accesses (put_notify/get_notify/acc_notify) are complete at the
  * target *with their notification* when they return: the target's poll()
@@ -56,7 +58,7 @@ struct narmat_ops {
     int (*attach)(struct narmai_win *w, void *base, MPI_Aint size);
     int (*detach)(struct narmai_win *w, const void *base);
     /* Bounds of target memory: 0 if [lo, hi) bytes from disp*disp_unit is inside the target's
-     * window, NARMA_ERR_DISP otherwise. Also yields the target's displacement unit. */
+     * window, NARMA_ERR_DISP otherwise. */
     int (*check_bounds)(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi);
 
     /* Data movement. */

@@ -13,6 +13,14 @@
  *  - groups: every rank exposes to and accesses all others, NE epochs each way.
  * Epoch k puts its index (and the origin) into slot k and into a "last" word,
  * so a mismatch shows as a missing slot or a stale "last".
+ *
+ * Epochs of one window activate in program order, access and exposure alike
+ * (rule 4, no reorder flag). A rank that closes 128 access epochs and only
+ * then posts would queue its exposures behind them, and in a ring everybody
+ * would wait for everybody. So the first two phases give every origin o its
+ * own window win[o]: o accesses its right neighbour there, and that
+ * neighbour exposes there. The group phase uses one window and the classic
+ * post; start; put; complete; wait order (post and start are concurrent).
  */
 #include "common.h"
 
@@ -37,14 +45,15 @@ static int value(int epoch, int origin, int i) { return 1000000 * (i + 1) + 1000
 static int slot_disp(int k, int origin) { return (k * size + origin) * K; }
 static int last_disp(int origin) { return NE * size * K + origin; }
 
-static int *base;
+static MPI_Status sts[NE]; /* statuses of Waitall (unused) */
+static int *base; /* memory of the window being checked */
 
-static void reset(NARMA_Win win)
+static void reset(NARMA_Win win, int *mem)
 {
     const int len = NE * size * K + size;
     CHECK_RC(NARMA_Win_lock(NARMA_LOCK_EXCLUSIVE, rank, 0, win));
     for (int i = 0; i < len; i++)
-        base[i] = -1;
+        mem[i] = -1;
     CHECK_RC(NARMA_Win_unlock(rank, win));
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -89,36 +98,46 @@ static void access_epoch(NARMA_Win win, MPI_Group g, int n, const int *targets, 
     CHECK_RC(NARMA_Win_icomplete(win, close));
 }
 
-static void exposure_epoch(NARMA_Win win, MPI_Group g, NARMA_Request *close)
+static void post(NARMA_Win win, MPI_Group g)
 {
     NARMA_Request open;
     CHECK_RC(NARMA_Win_ipost(g, 0, win, &open));
     CHECK_RC(NARMA_Wait(&open, MPI_STATUS_IGNORE));
     CHECK(open == NARMA_REQUEST_NULL, "Wait did not reset the handle");
+}
+
+static void exposure_epoch(NARMA_Win win, MPI_Group g, NARMA_Request *close)
+{
+    post(win, g);
     CHECK_RC(NARMA_Win_iwait(win, close));
 }
 
 int main(int argc, char **argv)
 {
-    test_init(&argc, &argv, "test_nb_fifo", 50);
+    test_init(&argc, &argv, "test_nb_fifo", 25);
     rank = test_rank;
     size = test_size;
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
 
-    NARMA_Win win;
-    CHECK_RC(NARMA_Win_allocate((NE * size * K + size) * sizeof(int), sizeof(int), MPI_INFO_NULL,
-                                MPI_COMM_WORLD, &base, &win));
+    const MPI_Aint bytes = (NE * size * K + size) * (MPI_Aint)sizeof(int);
+    NARMA_Win *wins = malloc(sizeof(NARMA_Win) * (size_t)size);
+    int **mems = malloc(sizeof(int *) * (size_t)size);
+    for (int o = 0; o < size; o++)
+        CHECK_RC(NARMA_Win_allocate(bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mems[o],
+                                    &wins[o]));
+    NARMA_Win win_acc = wins[rank], win_exp = wins[left], win = wins[0];
+    base = mems[left]; /* the first two phases check the window I expose in */
     static int out[NE][K];
     NARMA_Request acc[NE], exp[NE];
     MPI_Group to = group_of(1, &right), from = group_of(1, &left);
     uint64_t seed = 12345 + (uint64_t)rank;
 
     test_phase("origin ahead: NE access epochs issued before the target posts; bursts of exposures");
-    reset(win);
+    reset(win_exp, base);
     for (int k = 0; k < NE; k++)
-        access_epoch(win, to, 1, &right, k, out, &acc[k]);
+        access_epoch(win_acc, to, 1, &right, k, out, &acc[k]);
     /* The target starts only after its origin has issued everything. */
     MPI_Sendrecv(NULL, 0, MPI_BYTE, right, TAG_READY, NULL, 0, MPI_BYTE, left, TAG_READY,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -127,7 +146,7 @@ int main(int argc, char **argv)
         int burst = 1 + (int)(test_rand(&seed) % 17);
         if (k + burst > NE) burst = NE - k;
         for (int j = k; j < k + burst; j++)
-            exposure_epoch(win, from, &exp[j]);
+            exposure_epoch(win_exp, from, &exp[j]);
         for (int j = k; j < k + burst; j++) {
             snprintf(test_detail, sizeof test_detail, "exposure %d of burst [%d,%d)", j, k,
                      k + burst);
@@ -140,14 +159,14 @@ int main(int argc, char **argv)
         /* No exposure is open now: the origin cannot be past this burst. */
         check_untouched_after(k - 1, left);
     }
-    CHECK_RC(NARMA_Waitall(NE, acc, MPI_STATUSES_IGNORE));
+    CHECK_RC(NARMA_Waitall(NE, acc, sts));
     for (int k = 0; k < NE; k++)
         CHECK(acc[k] == NARMA_REQUEST_NULL, "Waitall left request %d set", k);
 
     test_phase("target ahead: NE exposures posted first; late origin catches up in bursts");
-    reset(win);
+    reset(win_exp, base);
     for (int k = 0; k < NE; k++)
-        exposure_epoch(win, from, &exp[k]);
+        exposure_epoch(win_exp, from, &exp[k]);
     MPI_Sendrecv(NULL, 0, MPI_BYTE, left, TAG_READY, NULL, 0, MPI_BYTE, right, TAG_READY,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     int next_exp = 0; /* exposures completed and checked, in order */
@@ -155,8 +174,8 @@ int main(int argc, char **argv)
         int burst = 1 + (int)(test_rand(&seed) % 23);
         if (k + burst > NE) burst = NE - k;
         for (int j = k; j < k + burst; j++)
-            access_epoch(win, to, 1, &right, j, out, &acc[j]);
-        CHECK_RC(NARMA_Waitall(burst, &acc[k], MPI_STATUSES_IGNORE));
+            access_epoch(win_acc, to, 1, &right, j, out, &acc[j]);
+        CHECK_RC(NARMA_Waitall(burst, &acc[k], sts));
         k += burst;
         /* As a target, check whatever exposures have completed so far, in order. */
         for (int flag = 1; flag && next_exp < NE;) {
@@ -172,31 +191,39 @@ int main(int argc, char **argv)
     }
     CHECK(base[last_disp(left)] == NE - 1, "last word %d at the end", base[last_disp(left)]);
 
-    test_phase("groups: everyone exposes to and accesses all others, NE epochs, exposures in bursts");
-    reset(win);
+    test_phase("groups: everyone exposes to and accesses all others, NE epochs in bursts");
+    base = mems[0];
+    reset(win, base);
     {
         int n = 0, *others = malloc(sizeof(int) * (size_t)size);
         for (int r = 0; r < size; r++)
             if (r != rank) others[n++] = r;
         MPI_Group g = group_of(n, others);
-        for (int k = 0; k < NE; k++)
-            access_epoch(win, g, n, others, k, out, &acc[k]);
-        MPI_Barrier(MPI_COMM_WORLD);
+        uint64_t common = 777; /* the same burst lengths on every rank */
         for (int k = 0; k < NE;) {
-            int burst = 1 + (int)(test_rand(&seed) % 9);
+            int burst = 1 + (int)(test_rand(&common) % 29);
             if (k + burst > NE) burst = NE - k;
-            for (int j = k; j < k + burst; j++)
-                exposure_epoch(win, g, &exp[j]);
             for (int j = k; j < k + burst; j++) {
-                CHECK_RC(NARMA_Wait(&exp[j], MPI_STATUS_IGNORE));
-                for (int t = 0; t < n; t++)
-                    check_slot(j, others[t]);
+                post(win, g);
+                access_epoch(win, g, n, others, j, out, &acc[j]);
+                CHECK_RC(NARMA_Win_iwait(win, &exp[j]));
             }
+            for (int j = k; j < k + burst; j++) {
+                snprintf(test_detail, sizeof test_detail, "exposure %d of burst [%d,%d)", j, k,
+                         k + burst);
+                CHECK_RC(NARMA_Wait(&exp[j], MPI_STATUS_IGNORE));
+                for (int t = 0; t < n; t++) {
+                    check_slot(j, others[t]);
+                    CHECK(base[last_disp(others[t])] >= j, "last word %d from %d after exposure %d",
+                          base[last_disp(others[t])], others[t], j);
+                }
+            }
+            CHECK_RC(NARMA_Waitall(burst, &acc[k], sts));
             k += burst;
+            /* My exposures of this burst are complete and no later one is posted. */
             for (int t = 0; t < n; t++)
                 check_untouched_after(k - 1, others[t]);
         }
-        CHECK_RC(NARMA_Waitall(NE, acc, MPI_STATUSES_IGNORE));
         MPI_Group_free(&g);
         free(others);
     }
@@ -205,6 +232,9 @@ int main(int argc, char **argv)
     MPI_Group_free(&to);
     MPI_Group_free(&from);
     MPI_Group_free(&world_group);
-    CHECK_RC(NARMA_Win_free(&win));
+    for (int o = 0; o < size; o++)
+        CHECK_RC(NARMA_Win_free(&wins[o]));
+    free(wins);
+    free(mems);
     return test_finish();
 }

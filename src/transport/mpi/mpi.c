@@ -657,6 +657,7 @@ static uint64_t narmat_mpi_ctl_load(struct narmai_win *w, int kind, int arg)
 const struct narmat_ops narmat_mpi_ops = {
     .size = sizeof(struct narmat_ops),
     .name = "mpi",
+    .flush_blocks = 1,
     .win_init = narmat_mpi_win_init,
     .win_free = narmat_mpi_win_free,
     .attach = narmat_mpi_attach,

@@ -1,0 +1,360 @@
+/*
+ * bench/lu: LU decomposition with generalised active target (PSCW) epochs
+ * (nonblocking RMA synchronisation paper, section VIII-B), a self-validating
+ * PRK-style kernel.
+ *
+ * A (n x n, diagonally dominant, so no pivoting) is factorised in place into
+ * unit-lower L and upper U. Rows are mapped cyclically (row i on rank i % P).
+ * At step k every rank eliminates column k from its rows i > k with pivot row
+ * k. Pivot row k+1 is finished first (look-ahead): its owner updates it, then
+ * puts its U part into slot (k+1)%2 of every other rank's window inside an
+ * access epoch (start/put/complete to all others), while the others expose
+ * their window to that owner (post/wait). Receivers post one step early, so
+ * the posts are never late. The schemes differ only in how epochs close:
+ *
+ *   narma_blocking     NARMA_Win_start, puts, local trailing update, then
+ *                      NARMA_Win_complete: the paper's blocking series, which
+ *                      overlaps the update inside the epoch and thereby suffers
+ *                      Late Complete (the receivers' Win_wait waits for it).
+ *   narma_eager        NARMA_Win_start, puts, NARMA_Win_complete right away,
+ *                      then the update (blocking, but no Late Complete; it pays
+ *                      the transfer instead). Not in the paper; for honesty.
+ *   narma_nonblocking  NARMA_Win_istart, puts, NARMA_Win_icomplete, then the
+ *                      update; the request is tested each step and waited for
+ *                      only at the end. Receivers ipost+iwait one step early
+ *                      and NARMA_Wait on the iwait request when they need the row.
+ *
+ * Rate: 2n^3/3 flops over the slowest rank's time. Validation: rank 0 gathers
+ * the factors and checks ||A - LU||_F / ||A||_F against --tol.
+ */
+#include <getopt.h>
+#include <stdint.h>
+
+#include "kern2_common.h"
+
+#define BENCH "lu"
+
+enum { S_BLOCKING, S_EAGER, S_NONBLOCKING, S_COUNT };
+static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_eager", "narma_nonblocking"};
+
+struct options {
+    int n, reps, timeout;
+    double tol;
+    const char *csv;
+    int sel[S_COUNT];
+};
+
+struct lu {
+    MPI_Comm comm;
+    int rank, size, n, nloc;
+    double *a;            /* nloc rows of n: local row l is global row l*P + rank */
+    double *slots;        /* window: 2 pivot rows of n */
+    NARMA_Win win;
+    MPI_Group others;     /* everybody but me (access epochs) */
+    MPI_Group *single;    /* [P]: {r} (exposure epochs to row owners) */
+    NARMA_Request wreq[2];  /* nonblocking: exposure epoch of slot s */
+    NARMA_Request creq[2];  /* nonblocking: access epochs in flight */
+};
+
+static inline int owner(const struct lu *s, int i) { return i % s->size; }
+static inline double *row(struct lu *s, int i) { return s->a + (size_t)(i / s->size) * s->n; }
+
+static inline double a_elem(int n, int r, int c)
+{
+    double v = k2_uniform((uint64_t)r * (uint64_t)n + (uint64_t)c + 7);
+    return r == c ? v + n : v;
+}
+
+static void lu_setup(struct lu *s, MPI_Comm comm, int n)
+{
+    memset(s, 0, sizeof *s);
+    s->comm = comm;
+    MPI_CHECK(MPI_Comm_rank(comm, &s->rank));
+    MPI_CHECK(MPI_Comm_size(comm, &s->size));
+    s->n = n;
+    s->nloc = (n - s->rank + s->size - 1) / s->size;
+    s->a = bench_alloc((size_t)(s->nloc ? s->nloc : 1) * n * sizeof(double));
+    NARMA_CHECK(NARMA_Win_allocate((MPI_Aint)(2 * (size_t)n * sizeof(double)), sizeof(double),
+                                   MPI_INFO_NULL, comm, &s->slots, &s->win));
+    MPI_Group g;
+    MPI_CHECK(MPI_Comm_group(comm, &g));
+    MPI_CHECK(MPI_Group_excl(g, 1, &s->rank, &s->others));
+    s->single = malloc((size_t)s->size * sizeof *s->single);
+    if (!s->single) bench_die(BENCH_HERE, "out of memory");
+    for (int r = 0; r < s->size; r++) MPI_CHECK(MPI_Group_incl(g, 1, &r, &s->single[r]));
+    MPI_CHECK(MPI_Group_free(&g));
+}
+
+static void lu_teardown(struct lu *s)
+{
+    NARMA_CHECK(NARMA_Win_free(&s->win));
+    MPI_CHECK(MPI_Group_free(&s->others));
+    for (int r = 0; r < s->size; r++) MPI_CHECK(MPI_Group_free(&s->single[r]));
+    free(s->single);
+    free(s->a);
+}
+
+static void lu_fill(struct lu *s)
+{
+    for (int i = s->rank; i < s->n; i += s->size)
+        for (int j = 0; j < s->n; j++) row(s, i)[j] = a_elem(s->n, i, j);
+}
+
+/* ---- epochs ------------------------------------------------------------ */
+
+/* Receivers: expose slot k%2 to the owner of row k. */
+static void expose(struct lu *s, int scheme, int k)
+{
+    if (scheme == S_NONBLOCKING) {
+        NARMA_Request r;
+        NARMA_CHECK(NARMA_Win_ipost(s->single[owner(s, k)], 0, s->win, &r));
+        NARMA_CHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE)); /* epoch-opening requests are complete */
+        NARMA_CHECK(NARMA_Win_iwait(s->win, &s->wreq[k % 2]));
+    } else {
+        NARMA_CHECK(NARMA_Win_post(s->single[owner(s, k)], 0, s->win));
+    }
+}
+
+/* Receivers: row k has arrived once this returns. */
+static const double *receive(struct lu *s, int scheme, int k)
+{
+    if (scheme == S_NONBLOCKING) NARMA_CHECK(NARMA_Wait(&s->wreq[k % 2], MPI_STATUS_IGNORE));
+    else NARMA_CHECK(NARMA_Win_wait(s->win));
+    return s->slots + (size_t)(k % 2) * s->n;
+}
+
+/* Owner of row k: put its U part (columns k..n-1) into every other rank's slot k%2.
+ * Leaves the access epoch open for narma_blocking (closed by close_late). */
+static void broadcast(struct lu *s, int scheme, int k)
+{
+    const double *src = row(s, k) + k;
+    int cnt = s->n - k;
+    MPI_Aint disp = (MPI_Aint)(k % 2) * s->n + k;
+    if (scheme == S_NONBLOCKING) {
+        NARMA_Request *c = &s->creq[k % 2];
+        if (*c != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Wait(c, MPI_STATUS_IGNORE)); /* 2 in flight at most */
+        NARMA_Request r;
+        NARMA_CHECK(NARMA_Win_istart(s->others, 0, s->win, &r));
+        NARMA_CHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+    } else {
+        NARMA_CHECK(NARMA_Win_start(s->others, 0, s->win));
+    }
+    for (int d = 1; d < s->size; d++)
+        NARMA_CHECK(NARMA_Put(src, cnt, MPI_DOUBLE, (s->rank + d) % s->size, disp, cnt, MPI_DOUBLE, s->win));
+    if (scheme == S_NONBLOCKING) NARMA_CHECK(NARMA_Win_icomplete(s->win, &s->creq[k % 2]));
+    else if (scheme == S_EAGER) NARMA_CHECK(NARMA_Win_complete(s->win));
+}
+
+static void poll_pending(struct lu *s)
+{
+    for (int i = 0; i < 2; i++)
+        if (s->creq[i] != NARMA_REQUEST_NULL) {
+            int flag;
+            NARMA_CHECK(NARMA_Test(&s->creq[i], &flag, MPI_STATUS_IGNORE));
+        }
+}
+
+/* ---- the factorisation ------------------------------------------------- */
+
+static inline void eliminate(double *r, const double *p, int k, int n)
+{
+    double l = r[k] / p[k];
+    r[k] = l;
+    for (int j = k + 1; j < n; j++) r[j] -= l * p[j];
+}
+
+static void factorise(struct lu *s, int scheme)
+{
+    const int n = s->n, me = s->rank, P = s->size;
+    const int last = n - 2; /* rows 0..n-2 are pivots for someone */
+    if (P > 1 && last >= 0) {
+        if (owner(s, 0) != me) expose(s, scheme, 0);
+        else {
+            broadcast(s, scheme, 0);
+            if (scheme == S_BLOCKING) NARMA_CHECK(NARMA_Win_complete(s->win));
+        }
+    }
+    for (int k = 0; k <= last; k++) {
+        const double *p = owner(s, k) == me ? row(s, k) : receive(s, scheme, k);
+        int next_mine = owner(s, k + 1) == me;
+        int bcast = P > 1 && k + 1 <= last && next_mine;
+        if (P > 1 && k + 1 <= last && !next_mine) expose(s, scheme, k + 1);
+        if (scheme == S_NONBLOCKING) poll_pending(s);
+        if (next_mine) {
+            eliminate(row(s, k + 1), p, k, n); /* look-ahead */
+            if (bcast) broadcast(s, scheme, k + 1);
+        }
+        /* first own row after k+1 */
+        int i0 = k + 2 + ((me - (k + 2)) % P + P) % P;
+        for (int i = i0; i < n; i += P) eliminate(row(s, i), p, k, n);
+        if (bcast && scheme == S_BLOCKING) NARMA_CHECK(NARMA_Win_complete(s->win)); /* late */
+    }
+    if (scheme == S_NONBLOCKING)
+        for (int i = 0; i < 2; i++)
+            if (s->creq[i] != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Wait(&s->creq[i], MPI_STATUS_IGNORE));
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+/* Rank 0 gathers the factors and returns ||A - LU||_F / ||A||_F; others return 0. */
+static double residual(struct lu *s)
+{
+    const int n = s->n;
+    double *F = NULL;
+    if (s->rank == 0) F = bench_alloc((size_t)n * n * sizeof(double));
+    for (int i = 0; i < n; i++) {
+        int o = owner(s, i);
+        if (s->rank == 0) {
+            if (o == 0) memcpy(F + (size_t)i * n, row(s, i), (size_t)n * sizeof(double));
+            else MPI_CHECK(MPI_Recv(F + (size_t)i * n, n, MPI_DOUBLE, o, 0, s->comm, MPI_STATUS_IGNORE));
+        } else if (o == s->rank) {
+            MPI_CHECK(MPI_Send(row(s, i), n, MPI_DOUBLE, 0, 0, s->comm));
+        }
+    }
+    if (s->rank != 0) return 0;
+    double num = 0, den = 0;
+    double *acc = bench_alloc((size_t)n * sizeof(double));
+    for (int i = 0; i < n; i++) {
+        /* row i of LU = U_i. + sum_{k<i} L_ik U_k. */
+        const double *Fi = F + (size_t)i * n;
+        for (int j = 0; j < n; j++) acc[j] = j >= i ? Fi[j] : 0.0;
+        for (int k = 0; k < i; k++) {
+            double l = Fi[k];
+            const double *Uk = F + (size_t)k * n;
+            for (int j = k; j < n; j++) acc[j] += l * Uk[j];
+        }
+        for (int j = 0; j < n; j++) {
+            double a = a_elem(n, i, j), e = a - acc[j];
+            num += e * e;
+            den += a * a;
+        }
+    }
+    free(acc);
+    free(F);
+    return sqrt(num / den);
+}
+
+/* ---- driver ------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpiexec -n P lu [options]\n"
+               "  --n N           matrix order (default 384)\n"
+               "  --reps R        interleaved repetitions (default 21)\n"
+               "  --schemes LIST  subset of narma_blocking,narma_eager,narma_nonblocking (default all)\n"
+               "  --tol X         validation tolerance on ||A-LU||/||A|| (default 1e-12)\n"
+               "  --csv FILE      write rows bench,scheme,size,metric,value\n"
+               "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
+}
+
+static int parse(int argc, char **argv, struct options *o, int verbose)
+{
+    static const struct option lo[] = {
+        {"n", required_argument, 0, 'n'},       {"reps", required_argument, 0, 'r'},
+        {"schemes", required_argument, 0, 'S'}, {"tol", required_argument, 0, 'T'},
+        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    *o = (struct options){.n = 384, .reps = 21, .timeout = 60, .tol = 1e-12};
+    for (int s = 0; s < S_COUNT; s++) o->sel[s] = 1;
+    int c, bad = 0;
+    opterr = 0;
+    while (!bad && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'n': o->n = atoi(optarg); bad = o->n < 1; break;
+        case 'r': o->reps = atoi(optarg); bad = o->reps < 1; break;
+        case 'S': bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel); break;
+        case 'T': o->tol = atof(optarg); bad = !(o->tol > 0); break;
+        case 'c': o->csv = optarg; break;
+        case 't': o->timeout = atoi(optarg); bad = o->timeout < 1; break;
+        case 'h': if (verbose) usage(stdout); return -1;
+        default: bad = 1;
+        }
+        if (bad && verbose) fprintf(stderr, BENCH ": bad option '%s'\n", argv[optind - 1]);
+    }
+    if (bad && verbose) usage(stderr);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    NARMA_CHECK(NARMA_Init(&argc, &argv));
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    struct options o;
+    int rc = parse(argc, argv, &o, rank == 0);
+    if (rc) {
+        NARMA_CHECK(NARMA_Finalize());
+        return rc < 0 ? 0 : 1;
+    }
+    k2_header(MPI_COMM_WORLD, "lu: 1-D row-cyclic LU with PSCW pivot-row broadcasts "
+                              "(nonblocking-RMA paper VIII-B)");
+    struct lu s;
+    lu_setup(&s, MPI_COMM_WORLD, o.n);
+    if (rank == 0) {
+        printf("# matrix order %d, no pivoting (diagonally dominant); look-ahead of one row;\n"
+               "# repetitions %d, schemes interleaved (order rotated per repetition); "
+               "rate = (2n^3/3) / slowest rank's time; every repetition validated\n",
+               o.n, o.reps);
+        fflush(stdout);
+        bench_csv_open(o.csv);
+    }
+    int ids[S_COUNT], ns = 0;
+    for (int i = 0; i < S_COUNT; i++)
+        if (o.sel[i]) ids[ns++] = i;
+    double *gf = malloc((size_t)S_COUNT * o.reps * sizeof *gf);
+    double worst[S_COUNT] = {0};
+    int failed = 0;
+    const double flops = 2.0 * o.n * (double)o.n * o.n / 3.0;
+    for (int r = 0; r < o.reps; r++)
+        for (int k = 0; k < ns; k++) {
+            int sc = ids[(k + r) % ns];
+            k2_watchdog(o.timeout, BENCH, scheme_names[sc], r);
+            lu_fill(&s);
+            MPI_CHECK(MPI_Barrier(s.comm));
+            double t0 = bench_now();
+            factorise(&s, sc);
+            double dt = bench_now() - t0;
+            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, s.comm));
+            gf[sc * o.reps + r] = flops / dt / 1e9;
+            double res = residual(&s);
+            MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, s.comm));
+            if (res > worst[sc] || isnan(res)) worst[sc] = res;
+            if (!(res <= o.tol)) {
+                failed = 1;
+                if (rank == 0)
+                    fprintf(stderr, "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
+                            "||A-LU||/||A|| = %.3e > %.1e\n", scheme_names[sc], r, res, o.tol);
+            }
+        }
+    alarm(0);
+    if (rank == 0) {
+        printf("\n# %-18s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread", "max residual");
+        for (int k = 0; k < ns; k++) {
+            int sc = ids[k];
+            double v = k2_median(&gf[sc * o.reps], NULL, o.reps);
+            printf("  %-18s %12.3f %12.3f %10.2f %14.3e\n", scheme_names[sc], v, flops / v / 1e6,
+                   k2_spread(&gf[sc * o.reps], o.reps), worst[sc]);
+            bench_csv_row(BENCH, scheme_names[sc], (size_t)o.n, "gflops", v);
+            bench_csv_row(BENCH, scheme_names[sc], (size_t)o.n, "residual", worst[sc]);
+        }
+        printf("\n# Rate ratios (median of per-repetition ratios)\n");
+        static const int pairs[][2] = {{S_NONBLOCKING, S_BLOCKING}, {S_NONBLOCKING, S_EAGER},
+                                       {S_EAGER, S_BLOCKING}};
+        for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
+            int a = pairs[p][0], b = pairs[p][1];
+            if (!o.sel[a] || !o.sel[b]) continue;
+            char label[64];
+            snprintf(label, sizeof label, "%s/%s", scheme_names[a], scheme_names[b]);
+            double v = k2_median(&gf[a * o.reps], &gf[b * o.reps], o.reps);
+            printf("  %-38s %8.3f\n", label, v);
+            bench_csv_row(BENCH, label, (size_t)o.n, "ratio", v);
+        }
+        printf(failed ? "\nERROR: solution does not validate\n" : "\nSolution validates\n");
+        fflush(stdout);
+        bench_csv_close();
+    }
+    lu_teardown(&s);
+    free(gf);
+    NARMA_CHECK(NARMA_Finalize());
+    return failed;
+}
