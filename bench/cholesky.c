@@ -452,7 +452,7 @@ static void usage(FILE *f)
             "  --nt N          tiles per dimension (default 24)\n"
             "  --b B           tile order (default 16; matrix order n = nt*b)\n"
             "  --dist 1d|2d    tile distribution: column-cyclic or 2-D block-cyclic (default 1d)\n"
-            "  --reps R        interleaved repetitions (default 15)\n"
+            "  --reps R        interleaved repetitions (default 11)\n"
             "  --schemes LIST  subset of mpi_probe,mpi_onesided,narma_notify (default all)\n"
             "  --tol X         validation tolerance on ||A-LL^T||/||A|| (default 1e-10)\n"
             "  --csv FILE      write rows bench,scheme,size,metric,value\n"
@@ -467,7 +467,7 @@ static int parse(int argc, char **argv, struct options *o, int verbose)
         {"schemes", required_argument, 0, 'S'}, {"tol", required_argument, 0, 'T'},
         {"csv", required_argument, 0, 'c'},   {"timeout", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    *o = (struct options){.nt = 24, .b = 16, .reps = 15, .timeout = 60, .tol = 1e-10};
+    *o = (struct options){.nt = 24, .b = 16, .reps = 11, .timeout = 60, .tol = 1e-10};
     for (int s = 0; s < S_COUNT; s++) o->sel[s] = 1;
     int c, bad = 0;
     opterr = 0;

@@ -6,23 +6,29 @@
  * A (n x n, diagonally dominant, so no pivoting) is factorised in place into
  * unit-lower L and upper U. Rows are mapped cyclically (row i on rank i % P).
  * At step k every rank eliminates column k from its rows i > k with pivot row
- * k. Pivot row k+1 is finished first (look-ahead): its owner updates it, then
- * puts its U part into slot (k+1)%2 of every other rank's window inside an
- * access epoch (start/put/complete to all others), while the others expose
- * their window to that owner (post/wait). Receivers post one step early, so
- * the posts are never late. The schemes differ only in how epochs close:
+ * k, which its owner puts (U part, columns k..n-1) into slot k%2 of every
+ * other rank's window inside an access epoch (start/put/complete to all
+ * others) while the others expose their window to that owner (post/wait).
+ * Receivers post one step early, so posts are never late. As in the paper,
+ * the owner overlaps its own step-k update with the epoch; the schemes differ
+ * only in how the epoch closes:
  *
- *   narma_blocking     NARMA_Win_start, puts, local trailing update, then
- *                      NARMA_Win_complete: the paper's blocking series, which
- *                      overlaps the update inside the epoch and thereby suffers
- *                      Late Complete (the receivers' Win_wait waits for it).
- *   narma_eager        NARMA_Win_start, puts, NARMA_Win_complete right away,
- *                      then the update (blocking, but no Late Complete; it pays
- *                      the transfer instead). Not in the paper; for honesty.
+ *   narma_blocking     NARMA_Win_start, puts, local update, NARMA_Win_complete:
+ *                      the paper's blocking series; overlapping inside the
+ *                      epoch makes it suffer Late Complete (the receivers'
+ *                      NARMA_Win_wait returns only after the owner's update).
+ *   narma_eager        NARMA_Win_start, puts, NARMA_Win_complete at once, then
+ *                      the update: blocking without Late Complete (it pays the
+ *                      transfer instead). Not in the paper; the honest baseline.
  *   narma_nonblocking  NARMA_Win_istart, puts, NARMA_Win_icomplete, then the
  *                      update; the request is tested each step and waited for
- *                      only at the end. Receivers ipost+iwait one step early
- *                      and NARMA_Wait on the iwait request when they need the row.
+ *                      two broadcasts later or at the end. Receivers ipost and
+ *                      iwait one step early and NARMA_Wait on the iwait request
+ *                      when they need the row.
+ *
+ * --lookahead changes the algorithm: the owner of row k+1 finishes that row
+ * first at step k and broadcasts it before its other step-k updates, so the
+ * overlapped update runs while the receivers do their own step-k work.
  *
  * Rate: 2n^3/3 flops over the slowest rank's time. Validation: rank 0 gathers
  * the factors and checks ||A - LU||_F / ||A||_F against --tol.
@@ -38,7 +44,7 @@ enum { S_BLOCKING, S_EAGER, S_NONBLOCKING, S_COUNT };
 static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_eager", "narma_nonblocking"};
 
 struct options {
-    int n, reps, timeout;
+    int n, reps, timeout, lookahead;
     double tol;
     const char *csv;
     int sel[S_COUNT];
@@ -163,31 +169,34 @@ static inline void eliminate(double *r, const double *p, int k, int n)
     for (int j = k + 1; j < n; j++) r[j] -= l * p[j];
 }
 
-static void factorise(struct lu *s, int scheme)
+static void factorise(struct lu *s, int scheme, int lookahead)
 {
     const int n = s->n, me = s->rank, P = s->size;
     const int last = n - 2; /* rows 0..n-2 are pivots for someone */
     if (P > 1 && last >= 0) {
         if (owner(s, 0) != me) expose(s, scheme, 0);
-        else {
+        else if (lookahead) {
             broadcast(s, scheme, 0);
             if (scheme == S_BLOCKING) NARMA_CHECK(NARMA_Win_complete(s->win));
         }
     }
     for (int k = 0; k <= last; k++) {
-        const double *p = owner(s, k) == me ? row(s, k) : receive(s, scheme, k);
-        int next_mine = owner(s, k + 1) == me;
-        int bcast = P > 1 && k + 1 <= last && next_mine;
+        int mine = owner(s, k) == me, next_mine = owner(s, k + 1) == me;
+        /* without look-ahead, row k was finished last step and goes out now */
+        int bcast_k = !lookahead && P > 1 && mine;
+        if (bcast_k) broadcast(s, scheme, k);
+        const double *p = mine ? row(s, k) : receive(s, scheme, k);
         if (P > 1 && k + 1 <= last && !next_mine) expose(s, scheme, k + 1);
         if (scheme == S_NONBLOCKING) poll_pending(s);
-        if (next_mine) {
+        int bcast_next = lookahead && P > 1 && k + 1 <= last && next_mine;
+        if (lookahead && next_mine) {
             eliminate(row(s, k + 1), p, k, n); /* look-ahead */
-            if (bcast) broadcast(s, scheme, k + 1);
+            if (bcast_next) broadcast(s, scheme, k + 1);
         }
-        /* first own row after k+1 */
-        int i0 = k + 2 + ((me - (k + 2)) % P + P) % P;
-        for (int i = i0; i < n; i += P) eliminate(row(s, i), p, k, n);
-        if (bcast && scheme == S_BLOCKING) NARMA_CHECK(NARMA_Win_complete(s->win)); /* late */
+        int from = lookahead ? k + 2 : k + 1; /* first row left to update, then my first one */
+        for (int i = from + ((me - from) % P + P) % P; i < n; i += P) eliminate(row(s, i), p, k, n);
+        if ((bcast_k || bcast_next) && scheme == S_BLOCKING)
+            NARMA_CHECK(NARMA_Win_complete(s->win)); /* late: after the overlapped update */
     }
     if (scheme == S_NONBLOCKING)
         for (int i = 0; i < 2; i++)
@@ -243,6 +252,7 @@ static void usage(FILE *f)
                "  --reps R        interleaved repetitions (default 21)\n"
                "  --schemes LIST  subset of narma_blocking,narma_eager,narma_nonblocking (default all)\n"
                "  --tol X         validation tolerance on ||A-LU||/||A|| (default 1e-12)\n"
+               "  --lookahead     owner of row k+1 finishes and sends it before its other updates\n"
                "  --csv FILE      write rows bench,scheme,size,metric,value\n"
                "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
 }
@@ -253,7 +263,8 @@ static int parse(int argc, char **argv, struct options *o, int verbose)
         {"n", required_argument, 0, 'n'},       {"reps", required_argument, 0, 'r'},
         {"schemes", required_argument, 0, 'S'}, {"tol", required_argument, 0, 'T'},
         {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"lookahead", no_argument, 0, 'l'},     {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     *o = (struct options){.n = 384, .reps = 21, .timeout = 60, .tol = 1e-12};
     for (int s = 0; s < S_COUNT; s++) o->sel[s] = 1;
     int c, bad = 0;
@@ -265,6 +276,7 @@ static int parse(int argc, char **argv, struct options *o, int verbose)
         case 'S': bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel); break;
         case 'T': o->tol = atof(optarg); bad = !(o->tol > 0); break;
         case 'c': o->csv = optarg; break;
+        case 'l': o->lookahead = 1; break;
         case 't': o->timeout = atoi(optarg); bad = o->timeout < 1; break;
         case 'h': if (verbose) usage(stdout); return -1;
         default: bad = 1;
@@ -291,10 +303,10 @@ int main(int argc, char **argv)
     struct lu s;
     lu_setup(&s, MPI_COMM_WORLD, o.n);
     if (rank == 0) {
-        printf("# matrix order %d, no pivoting (diagonally dominant); look-ahead of one row;\n"
+        printf("# matrix order %d, no pivoting (diagonally dominant); %s;\n"
                "# repetitions %d, schemes interleaved (order rotated per repetition); "
                "rate = (2n^3/3) / slowest rank's time; every repetition validated\n",
-               o.n, o.reps);
+               o.n, o.lookahead ? "look-ahead of one row" : "no look-ahead (as in the paper)", o.reps);
         fflush(stdout);
         bench_csv_open(o.csv);
     }
@@ -312,7 +324,7 @@ int main(int argc, char **argv)
             lu_fill(&s);
             MPI_CHECK(MPI_Barrier(s.comm));
             double t0 = bench_now();
-            factorise(&s, sc);
+            factorise(&s, sc, o.lookahead);
             double dt = bench_now() - t0;
             MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, s.comm));
             gf[sc * o.reps + r] = flops / dt / 1e9;

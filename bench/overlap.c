@@ -1,0 +1,481 @@
+/*
+ * bench/overlap: how much of a transfer's latency computation can hide (the
+ * Notified Access paper's figure 4a, section V-A). Rank 0 (origin) sends
+ * `size` bytes to rank 1 (target) and places computation between the
+ * initiation and the local completion of the transfer:
+ *
+ *   mpi_isend     MPI_Isend ... MPI_Wait            (target: MPI_Recv)
+ *   mpi_put       MPI_Put ... MPI_Win_flush         (in an MPI_Win_lock_all epoch)
+ *   narma_put     NARMA_Put ... NARMA_Win_flush     (in a NARMA_Win_lock_all epoch)
+ *   narma_notify  NARMA_Put_notify ... NARMA_Win_flush (target: Start/Wait on a
+ *                 persistent notification request)
+ *
+ * Per size and scheme a block measures, on the origin, medians over N
+ * iterations of: t_comm (initiation + completion, no computation), then
+ * t_compute (the computation alone, calibrated to 1.1 x t_comm) and t_total
+ * (initiation + computation + completion). The share of the communication
+ * that the computation hid is overlap = 1 - (t_total - t_compute) / t_comm,
+ * clamped to [0, 1]. An untimed MPI_Barrier separates iterations, after the
+ * target has received (isend) or drained the notification (notify). The
+ * target checks the data of the block's last transfer.
+ *
+ * Note: a transfer that the library performs entirely inside the initiating
+ * call (as narma's shm transport does for every put: its notified accesses are
+ * complete at the target when the call returns) cannot overlap anything; the
+ * measurement then reports ~0, which is the honest answer for that design.
+ *
+ * Schemes run interleaved (rotated order per repetition and size); the table
+ * gives the median over repetitions of each block's overlap.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_common.h"
+
+#define PROG      "overlap"
+#define MAX_SIZES 32
+#define NTAG      5
+#define MTAG      5
+#define OVERSHOOT 1.1 /* computation = OVERSHOOT x t_comm: "slightly more" than the transfer */
+
+enum scheme_id { S_ISEND, S_MPI_PUT, S_NARMA_PUT, S_NOTIFY, S_COUNT };
+
+static const char *const scheme_names[S_COUNT] = {
+    [S_ISEND] = "mpi_isend", [S_MPI_PUT] = "mpi_put", [S_NARMA_PUT] = "narma_put",
+    [S_NOTIFY] = "narma_notify"};
+
+struct options {
+    size_t sizes[MAX_SIZES];
+    int nsizes, reps, timeout;
+    long iters;
+    int selected[S_COUNT];
+    const char *csv;
+};
+
+struct pair {
+    MPI_Comm comm;
+    int rank; /* 0 origin, 1 target */
+    size_t max_size;
+};
+
+struct scheme {
+    int id;
+    unsigned char *sbuf, *rbuf; /* origin source; where the data lands on the target */
+    MPI_Win mwin;
+    NARMA_Win nwin;
+    NARMA_Request note; /* narma_notify, target */
+};
+
+/* ---- computation ------------------------------------------------------------ */
+
+static double compute_sink;
+
+/* A dependent chain of multiply-adds: no memory traffic, no vectorisation. */
+static void compute(long units)
+{
+    double x = compute_sink;
+    for (long i = 0; i < units; i++) x = x * 0.9999999 + 1e-9;
+    compute_sink = x;
+}
+
+/* Seconds per unit of compute(), median of a few timings. */
+static double calibrate_unit(void)
+{
+    double v[9];
+    long units = 200000;
+    for (int i = 0; i < 9; i++) {
+        double t0 = bench_now();
+        compute(units);
+        v[i] = (bench_now() - t0) / (double)units;
+    }
+    return bench_median(v, 9);
+}
+
+/* ---- schemes ---------------------------------------------------------------- */
+
+static void setup(struct scheme *s, int id, const struct pair *p)
+{
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    s->sbuf = bench_alloc(p->max_size);
+    s->note = NARMA_REQUEST_NULL;
+    MPI_Aint bytes = (MPI_Aint)p->max_size;
+    switch (id) {
+    case S_ISEND: s->rbuf = bench_alloc(p->max_size); break;
+    case S_MPI_PUT:
+        MPI_CHECK(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, p->comm, &s->rbuf, &s->mwin));
+        MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->mwin));
+        break;
+    case S_NARMA_PUT:
+    case S_NOTIFY:
+        NARMA_CHECK(NARMA_Win_allocate(bytes, 1, MPI_INFO_NULL, p->comm, &s->rbuf, &s->nwin));
+        NARMA_CHECK(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, s->nwin));
+        if (id == S_NOTIFY && p->rank == 1)
+            NARMA_CHECK(NARMA_Notify_init(s->nwin, 0, NTAG, 1, &s->note));
+        break;
+    }
+}
+
+static void teardown(struct scheme *s)
+{
+    switch (s->id) {
+    case S_ISEND: free(s->rbuf); break;
+    case S_MPI_PUT:
+        MPI_CHECK(MPI_Win_unlock_all(s->mwin));
+        MPI_CHECK(MPI_Win_free(&s->mwin));
+        break;
+    default:
+        if (s->note != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Request_free(&s->note));
+        NARMA_CHECK(NARMA_Win_unlock_all(s->nwin));
+        NARMA_CHECK(NARMA_Win_free(&s->nwin));
+    }
+    free(s->sbuf);
+}
+
+/* Origin: initiate, compute `units`, complete. Returns the elapsed seconds. */
+static double origin_op(struct scheme *s, const struct pair *p, size_t size, long units)
+{
+    int n = (int)size;
+    MPI_Request req;
+    double t0 = bench_now();
+    switch (s->id) {
+    case S_ISEND:
+        MPI_CHECK(MPI_Isend(s->sbuf, n, MPI_BYTE, 1, MTAG, p->comm, &req));
+        compute(units);
+        MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        break;
+    case S_MPI_PUT:
+        MPI_CHECK(MPI_Put(s->sbuf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, s->mwin));
+        compute(units);
+        MPI_CHECK(MPI_Win_flush(1, s->mwin));
+        break;
+    case S_NARMA_PUT:
+        NARMA_CHECK(NARMA_Put(s->sbuf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, s->nwin));
+        compute(units);
+        NARMA_CHECK(NARMA_Win_flush(1, s->nwin));
+        break;
+    case S_NOTIFY:
+        NARMA_CHECK(NARMA_Put_notify(s->sbuf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, s->nwin, NTAG));
+        compute(units);
+        NARMA_CHECK(NARMA_Win_flush(1, s->nwin));
+        break;
+    }
+    return bench_now() - t0;
+}
+
+/* Target: receive whatever the origin's op delivers (nothing to do for plain puts). */
+static void target_op(struct scheme *s, const struct pair *p, size_t size)
+{
+    switch (s->id) {
+    case S_ISEND:
+        MPI_CHECK(MPI_Recv(s->rbuf, (int)size, MPI_BYTE, 0, MTAG, p->comm, MPI_STATUS_IGNORE));
+        break;
+    case S_NOTIFY:
+        NARMA_CHECK(NARMA_Start(&s->note));
+        NARMA_CHECK(NARMA_Wait(&s->note, MPI_STATUS_IGNORE));
+        break;
+    default: break;
+    }
+}
+
+/* Target: make the origin's completed puts visible to loads (unified model). */
+static void target_sync(struct scheme *s)
+{
+    if (s->id == S_MPI_PUT) MPI_CHECK(MPI_Win_sync(s->mwin));
+    else if (s->id != S_ISEND) NARMA_CHECK(NARMA_Win_sync(s->nwin));
+}
+
+/* N iterations of the op with `units` of computation; the origin's median. */
+static double phase(struct scheme *s, const struct pair *p, size_t size, long iters, long units,
+                    double *samples)
+{
+    for (long i = -1; i < iters; i++) { /* i == -1: warm-up */
+        double t = 0;
+        if (p->rank == 0) t = origin_op(s, p, size, units);
+        else target_op(s, p, size);
+        MPI_CHECK(MPI_Barrier(p->comm));
+        if (i >= 0) samples[i] = t;
+    }
+    return p->rank == 0 ? bench_median(samples, (size_t)iters) : NAN;
+}
+
+struct block_result {
+    double t_comm, t_compute, t_total, overlap; /* seconds; overlap in [0, 1] */
+};
+
+static struct block_result block(struct scheme *s, const struct pair *p, size_t size, long iters,
+                                 double unit, uint64_t seed, double *samples, int *bad)
+{
+    struct block_result r = {NAN, NAN, NAN, NAN};
+    if (p->rank == 0) bench_fill(s->sbuf, size, seed);
+    r.t_comm = phase(s, p, size, iters, 0, samples);
+    double tc = r.t_comm;
+    MPI_CHECK(MPI_Bcast(&tc, 1, MPI_DOUBLE, 0, p->comm));
+    long units = (long)ceil(OVERSHOOT * tc / unit);
+    if (p->rank == 0) {
+        for (long i = -1; i < iters; i++) {
+            double t0 = bench_now();
+            compute(units);
+            if (i >= 0) samples[i] = bench_now() - t0;
+        }
+        r.t_compute = bench_median(samples, (size_t)iters);
+    }
+    r.t_total = phase(s, p, size, iters, units, samples);
+
+    int wrong = 0;
+    if (p->rank == 1) {
+        target_sync(s);
+        long off = bench_verify(s->rbuf, size, seed);
+        if (off >= 0) {
+            fprintf(stderr,
+                    "\n!!! " PROG ": VALIDATION FAILED: %s delivered wrong data: size %zu, byte "
+                    "%ld is 0x%02x, expected 0x%02x\n",
+                    scheme_names[s->id], size, off, s->rbuf[off],
+                    bench_pattern_byte(seed, (size_t)off));
+            wrong = 1;
+        }
+    }
+    *bad = kern_any(wrong, p->comm);
+    if (p->rank == 0) {
+        double ov = 1.0 - (r.t_total - r.t_compute) / r.t_comm;
+        r.overlap = ov < 0 ? 0 : ov > 1 ? 1 : ov;
+    }
+    return r;
+}
+
+/* ---- options and main ------------------------------------------------------ */
+
+#define SCALE_FROM 65536 /* above this, iterations shrink in proportion to the size */
+#define MIN_ITERS  10
+
+static long iters_for(const struct options *o, size_t size)
+{
+    if (size <= SCALE_FROM) return o->iters;
+    long it = (long)((double)o->iters * SCALE_FROM / (double)size);
+    return it > MIN_ITERS ? it : (o->iters < MIN_ITERS ? o->iters : MIN_ITERS);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpiexec -n 2 " PROG " [options]   (ranks beyond 2 wait)\n"
+            "  --sizes LIST     message sizes (default 8,64,512,4K,32K,256K,1M)\n"
+            "  --iters N        iterations per phase up to %d B, then N*%d/size (>= %d) "
+            "(default 100)\n"
+            "  --reps R         interleaved repetitions (default 5)\n"
+            "  --schemes LIST   subset of:",
+            SCALE_FROM, SCALE_FROM, MIN_ITERS);
+    kern_list_schemes(f, scheme_names, S_COUNT);
+    fprintf(f, "  --csv FILE       write rows bench,scheme,size,metric,value\n"
+               "  --timeout S      abort when one block takes more than S seconds (default 120)\n");
+}
+
+static int parse_options(int argc, char **argv, struct options *o, int verbose)
+{
+    static const struct option longopts[] = {
+        {"sizes", required_argument, 0, 's'},   {"iters", required_argument, 0, 'i'},
+        {"reps", required_argument, 0, 'r'},    {"schemes", required_argument, 0, 'S'},
+        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    FILE *err = verbose ? stderr : fopen("/dev/null", "w");
+    int bad = 0, c;
+    *o = (struct options){.iters = 100, .reps = 5, .timeout = 120};
+    o->nsizes = bench_parse_size_list("8,64,512,4K,32K,256K,1M", o->sizes, MAX_SIZES);
+    for (int s = 0; s < S_COUNT; s++) o->selected[s] = 1;
+    opterr = 0;
+    while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o->nsizes = bench_parse_size_list(optarg, o->sizes, MAX_SIZES);
+            if (o->nsizes <= 0) bad = fprintf(err, PROG ": bad --sizes '%s'\n", optarg) > 0;
+            break;
+        case 'i': o->iters = atol(optarg); break;
+        case 'r': o->reps = atoi(optarg); break;
+        case 'S':
+            bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
+            break;
+        case 'c': o->csv = optarg; break;
+        case 't': o->timeout = atoi(optarg); break;
+        case 'h': usage(verbose ? stdout : err); bad = -1; break;
+        default: bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
+        }
+    }
+    if (!bad && (o->iters < 1 || o->reps < 1 || o->timeout < 1))
+        bad = fprintf(err, PROG ": need --iters >= 1, --reps >= 1, --timeout >= 1\n") > 0;
+    if (bad > 0 && verbose) usage(stderr);
+    if (err != stderr) fclose(err);
+    return bad;
+}
+
+static double rep_median(const double *x, int reps, double scale)
+{
+    double v[reps];
+    size_t n = 0;
+    for (int i = 0; i < reps; i++)
+        if (!isnan(x[i])) v[n++] = scale * x[i];
+    return bench_median(v, n);
+}
+
+enum metric { M_OVERLAP, M_COMM, M_COMPUTE, M_TOTAL, M_COUNT };
+
+int main(int argc, char **argv)
+{
+    if (NARMA_Init(&argc, &argv) != NARMA_SUCCESS) {
+        fprintf(stderr, PROG ": NARMA_Init failed\n");
+        return 1;
+    }
+    int wrank, wsize;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &wrank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &wsize));
+    struct options o;
+    int bad = parse_options(argc, argv, &o, wrank == 0);
+    if (!bad && wsize < 2) {
+        if (wrank == 0) fprintf(stderr, PROG ": needs 2 ranks\n");
+        bad = 1;
+    }
+    if (bad) {
+        NARMA_Finalize();
+        return bad < 0 ? 0 : 1;
+    }
+
+    struct pair p = {.rank = wrank};
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &p.comm));
+    int failed = 0;
+    if (p.comm != MPI_COMM_NULL) {
+        for (int z = 0; z < o.nsizes; z++)
+            if (o.sizes[z] > p.max_size) p.max_size = o.sizes[z];
+        kern_print_header("narma " PROG ": communication/computation overlap, paper section V-A "
+                          "(figure 4a)",
+                          p.comm);
+        double unit = calibrate_unit();
+        MPI_CHECK(MPI_Bcast(&unit, 1, MPI_DOUBLE, 0, p.comm));
+        if (p.rank == 0) {
+            printf("# ranks measuring : 0 (origin) -> 1 (target)%s\n",
+                   wsize > 2 ? "; the others wait" : "");
+            printf("# method          : computation = %.1f x t_comm (%.2f ns a unit) between "
+                   "initiation and completion; overlap = 1 - (t_total - t_compute)/t_comm, "
+                   "clamped to [0,1]\n",
+                   OVERSHOOT, 1e9 * unit);
+            printf("# iterations      : %ld per phase up to %d B (medians), %d interleaved "
+                   "repetitions; untimed barrier between iterations\n",
+                   o.iters, SCALE_FROM, o.reps);
+            printf("# schemes         :");
+            for (int s = 0; s < S_COUNT; s++)
+                if (o.selected[s]) printf(" %s", scheme_names[s]);
+            printf("\n");
+            fflush(stdout);
+            bench_csv_open(o.csv);
+        }
+
+        struct scheme sc[S_COUNT];
+        enum kern_status status[S_COUNT];
+        for (int s = 0; s < S_COUNT; s++) {
+            status[s] = o.selected[s] ? KS_READY : KS_OFF;
+            if (o.selected[s]) {
+                kern_arm(o.timeout, PROG " set-up", scheme_names[s], p.max_size);
+                setup(&sc[s], s, &p);
+            }
+        }
+        size_t cells = (size_t)S_COUNT * (size_t)o.nsizes * (size_t)o.reps;
+        double *res[M_COUNT];
+        for (int m = 0; m < M_COUNT; m++) {
+            res[m] = malloc(cells * sizeof(double));
+            if (!res[m]) bench_die(BENCH_HERE, "out of memory");
+            for (size_t i = 0; i < cells; i++) res[m][i] = NAN;
+        }
+#define AT(m, s, z) (res[m] + ((size_t)(s) * (size_t)o.nsizes + (size_t)(z)) * (size_t)o.reps)
+        double *samples = malloc((size_t)o.iters * sizeof *samples);
+        if (!samples) bench_die(BENCH_HERE, "out of memory");
+        int nsel = kern_count(o.selected, S_COUNT);
+        uint64_t seed = 1;
+        double t_start = bench_now();
+        for (int rep = 0; rep < o.reps; rep++) {
+            for (int z = 0; z < o.nsizes; z++) {
+                for (int i = 0; i < nsel; i++) {
+                    int s = kern_rotated(o.selected, S_COUNT, rep + z, i);
+                    if (status[s] != KS_READY) continue;
+                    int wrong;
+                    kern_arm(o.timeout, PROG, scheme_names[s], o.sizes[z]);
+                    struct block_result r = block(&sc[s], &p, o.sizes[z], iters_for(&o, o.sizes[z]),
+                                                  unit, seed++, samples, &wrong);
+                    if (wrong) status[s] = KS_FAILED;
+                    AT(M_OVERLAP, s, z)[rep] = r.overlap;
+                    AT(M_COMM, s, z)[rep] = r.t_comm;
+                    AT(M_COMPUTE, s, z)[rep] = r.t_compute;
+                    AT(M_TOTAL, s, z)[rep] = r.t_total;
+                }
+            }
+            if (p.rank == 0)
+                fprintf(stderr, PROG ": repetition %d/%d (%.1f s)\n", rep + 1, o.reps,
+                        bench_now() - t_start);
+        }
+        alarm(0);
+        for (int s = 0; s < S_COUNT; s++) failed |= status[s] == KS_FAILED;
+
+        if (p.rank == 0) {
+            static const struct {
+                const char *title, *metric;
+                double scale;
+            } tables[M_COUNT] = {
+                [M_OVERLAP] = {"Overlap (%): share of t_comm hidden by computation, median over "
+                               "repetitions", "overlap", 100},
+                [M_COMM] = {"t_comm (us): initiation + completion, no computation", "t_comm_us",
+                            1e6},
+                [M_COMPUTE] = {"t_compute (us): the calibrated computation alone",
+                               "t_compute_us", 1e6},
+                [M_TOTAL] = {"t_total (us): initiation + computation + completion", "t_total_us",
+                             1e6},
+            };
+            for (int m = 0; m < M_COUNT; m++) {
+                printf("\n# %s\n# %-10s", tables[m].title, "Size");
+                for (int s = 0; s < S_COUNT; s++)
+                    if (status[s] != KS_OFF) printf(" %14s", scheme_names[s]);
+                printf("\n");
+                for (int z = 0; z < o.nsizes; z++) {
+                    printf("%-12zu", o.sizes[z]);
+                    for (int s = 0; s < S_COUNT; s++) {
+                        if (status[s] == KS_OFF) continue;
+                        if (status[s] == KS_FAILED) {
+                            printf(" %14s", "FAILED");
+                            continue;
+                        }
+                        double v = rep_median(AT(m, s, z), o.reps, tables[m].scale);
+                        printf(m == M_OVERLAP ? " %14.1f" : " %14.3f", v);
+                        /* CSV: overlap as a fraction in [0, 1] */
+                        bench_csv_row(PROG, scheme_names[s], o.sizes[z], tables[m].metric,
+                                      m == M_OVERLAP ? v / 100 : v);
+                    }
+                    printf("\n");
+                }
+            }
+            printf(failed ? "\nERROR: data does not validate (see stderr)\n"
+                          : "\nSolution validates\n");
+            printf("# SUMMARY overlap (%%) at %zu B / %zu B:", o.sizes[0], o.sizes[o.nsizes - 1]);
+            for (int s = 0; s < S_COUNT; s++)
+                if (status[s] == KS_READY)
+                    printf(" %s=%.0f/%.0f", scheme_names[s],
+                           rep_median(AT(M_OVERLAP, s, 0), o.reps, 100),
+                           rep_median(AT(M_OVERLAP, s, o.nsizes - 1), o.reps, 100));
+            printf("\n");
+            fflush(stdout);
+        }
+        for (int s = 0; s < S_COUNT; s++)
+            if (status[s] != KS_OFF) teardown(&sc[s]);
+        bench_csv_close();
+        for (int m = 0; m < M_COUNT; m++) free(res[m]);
+        free(samples);
+        MPI_CHECK(MPI_Comm_free(&p.comm));
+    }
+    /* Ranks beyond the pair sleep here rather than spin on a core the pair needs. */
+    MPI_Request idle;
+    int done = 0;
+    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &idle));
+    while (!done) {
+        MPI_CHECK(MPI_Test(&idle, &done, MPI_STATUS_IGNORE));
+        if (!done) usleep(1000);
+    }
+    NARMA_CHECK(NARMA_Finalize());
+    return failed ? 1 : 0;
+}

@@ -47,6 +47,7 @@ struct tx {
     int64_t *sums;         /* [slots]: what my window must hold */
     int64_t *vals;         /* [depth * k]: origin buffers of the transactions in flight */
     NARMA_Request *req;    /* [depth] */
+    MPI_Status *status;    /* [depth]: NARMA_Waitall(..., MPI_STATUSES_IGNORE) trips -Wstringop-overflow */
     uint64_t rng;
 };
 
@@ -69,6 +70,7 @@ static void tx_setup(struct tx *s, MPI_Comm comm, const struct options *o)
     s->sums = bench_alloc((size_t)o->slots * sizeof(int64_t));
     s->vals = bench_alloc((size_t)o->depth * o->k * sizeof(int64_t));
     s->req = bench_alloc((size_t)o->depth * sizeof *s->req);
+    s->status = bench_alloc((size_t)o->depth * sizeof *s->status);
     s->rng = 0x5eed0000ull + (uint64_t)s->rank * 0x10001ull;
     MPI_CHECK(MPI_Barrier(comm));
 }
@@ -80,6 +82,7 @@ static void tx_teardown(struct tx *s)
     free(s->sums);
     free(s->vals);
     free(s->req);
+    free(s->status);
 }
 
 /* Issue the accumulates of one transaction to a random target; record them. */
@@ -117,11 +120,11 @@ static void run(struct tx *s, int scheme)
         transaction_body(s, win, target, s->vals + (size_t)inflight * o->k);
         NARMA_CHECK(NARMA_Win_iunlock(target, win, &s->req[inflight]));
         if (++inflight == o->depth) {
-            NARMA_CHECK(NARMA_Waitall(inflight, s->req, MPI_STATUSES_IGNORE));
+            NARMA_CHECK(NARMA_Waitall(inflight, s->req, s->status));
             inflight = 0;
         }
     }
-    NARMA_CHECK(NARMA_Waitall(inflight, s->req, MPI_STATUSES_IGNORE));
+    NARMA_CHECK(NARMA_Waitall(inflight, s->req, s->status));
 }
 
 /* Collective: compare every window with the sums the origins recorded; zero
@@ -160,9 +163,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mpiexec -n P transactions [options]\n"
                "  --tx T          transactions per rank and repetition (default 10000)\n"
-               "  --k K           accumulates per transaction (default 4)\n"
+               "  --k K           accumulates per transaction (default 8)\n"
                "  --slots S       int64 slots per window (default 1024)\n"
-               "  --depth D       nonblocking transactions in flight per batch (default 16)\n"
+               "  --depth D       nonblocking transactions in flight per batch (default 32)\n"
                "  --reps R        interleaved repetitions (default 11)\n"
                "  --schemes LIST  subset of narma_blocking,narma_nonblocking,narma_reorder (default all)\n"
                "  --csv FILE      write rows bench,scheme,size,metric,value (size = K)\n"
@@ -177,7 +180,7 @@ static int parse(int argc, char **argv, struct options *o, int verbose)
         {"reps", required_argument, 0, 'r'},    {"schemes", required_argument, 0, 'S'},
         {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    *o = (struct options){.tx = 10000, .k = 4, .slots = 1024, .depth = 16, .reps = 11, .timeout = 60};
+    *o = (struct options){.tx = 10000, .k = 8, .slots = 1024, .depth = 32, .reps = 11, .timeout = 60};
     for (int s = 0; s < S_COUNT; s++) o->sel[s] = 1;
     int c, bad = 0;
     opterr = 0;

@@ -34,7 +34,8 @@
 #include "kernels_common.h"
 
 #define PROG      "tree"
-#define ARITY     16
+#define ARITY     16 /* default; --arity changes it (deeper trees on few ranks) */
+#define MAX_ARITY 64
 #define MAX_SIZES 32
 #define NTAG      17 /* notification tag of child contributions */
 #define MTAG      17 /* MPI tag of mpi_sendrecv */
@@ -48,7 +49,7 @@ static const char *const scheme_names[S_COUNT] = {
 
 struct options {
     size_t sizes[MAX_SIZES];
-    int nsizes, reps, timeout;
+    int nsizes, reps, timeout, arity;
     long iters;
     int selected[S_COUNT];
     const char *csv;
@@ -56,12 +57,12 @@ struct options {
 
 /* The tree around this rank, and one scheme's objects. */
 struct tree {
-    int id, rank, np;
+    int id, rank, np, arity;
     int parent, slot;        /* parent rank (-1 at the root), my slot in the parent's window */
     int child0, nchildren;   /* children are child0 .. child0+nchildren-1 */
     size_t max_count;        /* doubles per contribution, largest size */
     double *mine, *acc;      /* my contribution; my partial sum (the result at the root) */
-    double *slots;           /* ARITY contributions of max_count doubles (window memory) */
+    double *slots;           /* arity contributions of max_count doubles (window memory) */
     NARMA_Win win;
     MPI_Group g_parent, g_children;
     NARMA_Request children;  /* narma_notify: counting request */
@@ -157,20 +158,21 @@ static MPI_Group world_group_incl(int n, int first)
     return g;
 }
 
-static void setup(struct tree *t, int id, size_t max_size)
+static void setup(struct tree *t, int id, size_t max_size, int arity)
 {
     memset(t, 0, sizeof *t);
     t->id = id;
+    t->arity = arity;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &t->rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &t->np));
-    t->parent = t->rank ? (t->rank - 1) / ARITY : -1;
-    t->slot = t->rank ? (t->rank - 1) % ARITY : 0;
-    t->child0 = ARITY * t->rank + 1;
-    t->nchildren = t->child0 >= t->np ? 0 : t->np - t->child0 < ARITY ? t->np - t->child0 : ARITY;
+    t->parent = t->rank ? (t->rank - 1) / arity : -1;
+    t->slot = t->rank ? (t->rank - 1) % arity : 0;
+    t->child0 = arity * t->rank + 1;
+    t->nchildren = t->child0 >= t->np ? 0 : t->np - t->child0 < arity ? t->np - t->child0 : arity;
     t->max_count = max_size / sizeof(double);
     t->mine = bench_alloc(max_size);
     t->acc = bench_alloc(max_size);
-    size_t slot_bytes = ARITY * max_size;
+    size_t slot_bytes = (size_t)arity * max_size;
     t->children = NARMA_REQUEST_NULL;
     t->g_parent = t->g_children = MPI_GROUP_EMPTY;
     if (id == S_NARMA_PSCW || id == S_NOTIFY) {
@@ -187,7 +189,7 @@ static void setup(struct tree *t, int id, size_t max_size)
     if (id == S_NOTIFY && t->nchildren)
         NARMA_CHECK(NARMA_Notify_init(t->win, NARMA_ANY_SOURCE, NTAG, t->nchildren, &t->children));
     if (id == S_SENDRECV) {
-        t->reqs = calloc(ARITY, sizeof *t->reqs);
+        t->reqs = calloc((size_t)arity, sizeof *t->reqs);
         if (!t->reqs) bench_die(BENCH_HERE, "out of memory");
     }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -237,6 +239,7 @@ static void usage(FILE *f)
             "  --sizes LIST     bytes per contribution, multiples of 8 (default 8)\n"
             "  --iters I        reductions per block (default 2000)\n"
             "  --reps R         interleaved repetitions (default 5)\n"
+            "  --arity K        children per node, 1..64 (default 16; small K tests deep trees)\n"
             "  --schemes LIST   subset of:");
     kern_list_schemes(f, scheme_names, S_COUNT);
     fprintf(f, "  --csv FILE       write rows bench,scheme,size,metric,value\n"
@@ -249,10 +252,12 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
         {"sizes", required_argument, 0, 's'},   {"iters", required_argument, 0, 'i'},
         {"reps", required_argument, 0, 'r'},    {"schemes", required_argument, 0, 'S'},
         {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"arity", required_argument, 0, 'a'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     FILE *err = verbose ? stderr : fopen("/dev/null", "w");
     int bad = 0, c;
-    *o = (struct options){.sizes = {8}, .nsizes = 1, .iters = 2000, .reps = 5, .timeout = 120};
+    *o = (struct options){.sizes = {8}, .nsizes = 1, .iters = 2000, .reps = 5, .timeout = 120,
+                            .arity = ARITY};
     for (int s = 0; s < S_COUNT; s++) o->selected[s] = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -266,6 +271,7 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
             break;
         case 'i': o->iters = atol(optarg); break;
         case 'r': o->reps = atoi(optarg); break;
+        case 'a': o->arity = atoi(optarg); break;
         case 'S':
             bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
             break;
@@ -275,11 +281,21 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
         default: bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
         }
     }
-    if (!bad && (o->iters < 1 || o->reps < 1 || o->timeout < 1))
-        bad = fprintf(err, PROG ": need --iters >= 1, --reps >= 1, --timeout >= 1\n") > 0;
+    if (!bad && (o->iters < 1 || o->reps < 1 || o->timeout < 1 || o->arity < 1 ||
+                 o->arity > MAX_ARITY))
+        bad = fprintf(err, PROG ": need --iters >= 1, --reps >= 1, --timeout >= 1, "
+                           "1 <= --arity <= %d\n", MAX_ARITY) > 0;
     if (bad > 0 && verbose) usage(stderr);
     if (err != stderr) fclose(err);
     return bad;
+}
+
+/* Levels below the root of the k-ary tree over np ranks. */
+static int depth(int np, int k)
+{
+    int d = 0;
+    for (long last = np - 1; last > 0; last = (last - 1) / k) d++;
+    return d;
 }
 
 static double rep_median(const double *x, const double *y, int reps)
@@ -312,13 +328,12 @@ int main(int argc, char **argv)
     for (int z = 0; z < o.nsizes; z++)
         if (o.sizes[z] > max_size) max_size = o.sizes[z];
 
-    kern_print_header("narma " PROG ": 16-ary tree reduction to rank 0, paper section VI-B",
+    kern_print_header("narma " PROG ": k-ary tree reduction to rank 0 (paper: 16-ary), section VI-B",
                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# tree            : arity %d, depth %d over %d ranks; %ld reductions per block "
                "(+ %ld warm-up), %d interleaved repetitions\n",
-               ARITY, np > 1 ? (int)ceil(log((double)(np - 1) * (ARITY - 1) + 1) / log(ARITY))
-                             : 0,
+               o.arity, depth(np, o.arity),
                np, o.iters, o.iters / 10 + 1, o.reps);
         printf("# time            : rank 0, from its exit of an untimed MPI_Barrier to the "
                "validated result; median per block\n");
@@ -336,7 +351,7 @@ int main(int argc, char **argv)
         status[s] = o.selected[s] ? KS_READY : KS_OFF;
         if (o.selected[s]) {
             kern_arm(o.timeout, PROG " set-up", scheme_names[s], max_size);
-            setup(&tr[s], s, max_size);
+            setup(&tr[s], s, max_size, o.arity);
         }
     }
     size_t cells = (size_t)S_COUNT * (size_t)o.nsizes * (size_t)o.reps;
@@ -416,7 +431,7 @@ int main(int argc, char **argv)
             printf("\nSolution validates\n");
             for (int s = 0; s < S_COUNT; s++)
                 if (status[s] == KS_READY)
-                    printf("Rate (reductions/s) %-14s: %.0f at %zu B\n", scheme_names[s],
+                    printf("Rate (1/latency, reductions/s) %-14s: %.0f at %zu B\n", scheme_names[s],
                            1e6 / rep_median(LAT(s, 0), NULL, o.reps), o.sizes[0]);
         }
         int z8 = -1;

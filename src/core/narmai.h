@@ -74,6 +74,9 @@ struct narmai_request {
     int32_t st_src, st_tag;    /* status of the last match */
     int64_t st_bytes;
     int st_error;
+    uint8_t st_cached;         /* st_template holds the count for st_cached_bytes */
+    int64_t st_cached_bytes;
+    MPI_Status st_template;
     struct narmai_win *win;
     narmau_dlist link;         /* on win->active_reqs while ACTIVE */
     MPI_Request mpi_req;       /* RMA requests on the mpi transport */

@@ -76,11 +76,18 @@ static int req_finish(NARMA_Request *handle, MPI_Status *st)
     struct narmai_request *r = *handle;
     int err = r->st_error;
     if (st != MPI_STATUS_IGNORE) {
+        /* The count lives in implementation-defined fields: set it through MPI
+         * once per size and reuse that status while the size repeats. */
+        if (!r->st_cached || r->st_cached_bytes != r->st_bytes) {
+            MPI_Status_set_elements_x(&r->st_template, MPI_BYTE, (MPI_Count)r->st_bytes);
+            MPI_Status_set_cancelled(&r->st_template, 0);
+            r->st_cached = 1;
+            r->st_cached_bytes = r->st_bytes;
+        }
+        *st = r->st_template;
         st->MPI_SOURCE = r->st_src;
         st->MPI_TAG = r->st_tag;
         st->MPI_ERROR = err ? MPI_ERR_OTHER : MPI_SUCCESS;
-        MPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)r->st_bytes);
-        MPI_Status_set_cancelled(st, 0);
     }
     if (r->kind == NARMAI_REQ_NOTIFY) {
         r->state = NARMAI_REQ_INACTIVE;

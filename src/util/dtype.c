@@ -112,13 +112,10 @@ static size_t key_hash(uint64_t k)
 /* Direct-mapped front cache of recent lookups: RMA calls look the same few
  * types up several times each, and this keeps that to a compare. Cleared on
  * every eviction, so it never holds a freed entry. */
-#define FRONT_SIZE 8
-static struct {
-    uint64_t key;
-    struct entry *e;
-} front[FRONT_SIZE];
+struct narmau_dtype_front narmau_dtype_front[NARMAU_DTYPE_FRONT];
+#define front narmau_dtype_front
 
-static inline size_t front_slot(uint64_t k) { return (size_t)((k ^ (k >> 7) ^ (k >> 17)) & (FRONT_SIZE - 1)); }
+static inline size_t front_slot(uint64_t k) { return narmau_dtype_front_slot(k); }
 
 static void front_clear(void) { memset(front, 0, sizeof(front)); }
 
@@ -498,14 +495,14 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
 {
     uint64_t key = type_key(type);
     size_t fs = front_slot(key);
-    if (front[fs].e != NULL && front[fs].key == key) {
-        *out = &front[fs].e->d;
+    if (front[fs].d != NULL && front[fs].key == key) {
+        *out = front[fs].d;
         return 0;
     }
     struct entry *e = cache_find(key);
     if (e) {
         front[fs].key = key;
-        front[fs].e = e;
+        front[fs].d = &e->d;
         *out = &e->d;
         return 0;
     }
@@ -526,7 +523,7 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
     return 0;
 }
 
-int narmau_dtype_get(MPI_Datatype type, const narmau_dtype **out) { return lookup(type, 1, out); }
+int narmau_dtype_get_slow(MPI_Datatype type, const narmau_dtype **out) { return lookup(type, 1, out); }
 
 /* ---- copies ------------------------------------------------------------- */
 

@@ -17,6 +17,8 @@
 #define NARMA_UTIL_DTYPE_H
 
 #include <mpi.h>
+#include <stdint.h>
+#include <string.h>
 
 typedef struct {
     MPI_Aint off;
@@ -40,7 +42,34 @@ typedef struct narmau_dtype {
 /* Look up (and cache) the description of a datatype. Predefined types cost no
  * MPI call after their first lookup. Returns 0, NARMA_ERR_TYPE (MPI_DATATYPE_NULL
  * or an uncommitted derived type), NARMA_ERR_NO_MEM or NARMA_ERR_MPI. */
-int narmau_dtype_get(MPI_Datatype type, const narmau_dtype **out);
+int narmau_dtype_get_slow(MPI_Datatype type, const narmau_dtype **out);
+
+/* Direct-mapped front cache of recent lookups, checked inline: RMA calls look
+ * the same few types up several times each. Cleared on every eviction, so it
+ * never holds a freed description. */
+#define NARMAU_DTYPE_FRONT 8
+struct narmau_dtype_front {
+    uint64_t key;
+    const narmau_dtype *d;
+};
+extern struct narmau_dtype_front narmau_dtype_front[NARMAU_DTYPE_FRONT];
+
+static inline size_t narmau_dtype_front_slot(uint64_t k)
+{
+    return (size_t)((k ^ (k >> 7) ^ (k >> 17)) & (NARMAU_DTYPE_FRONT - 1));
+}
+
+static inline int narmau_dtype_get(MPI_Datatype type, const narmau_dtype **out)
+{
+    uint64_t k = 0;
+    memcpy(&k, &type, sizeof(type));
+    const struct narmau_dtype_front *f = &narmau_dtype_front[narmau_dtype_front_slot(k)];
+    if (f->d != NULL && f->key == k) {
+        *out = f->d;
+        return 0;
+    }
+    return narmau_dtype_get_slow(type, out);
+}
 
 /* Drop a cached type (NARMA_Type_free calls it before MPI_Type_free; also
  * done automatically when MPI destroys the type). Unknown types are ignored. */

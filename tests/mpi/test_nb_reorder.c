@@ -59,8 +59,16 @@ static MPI_Group group_of(int r)
     return g;
 }
 static void send(int to, int tag) { MPI_Send(NULL, 0, MPI_BYTE, to, tag, MPI_COMM_WORLD); }
+/* Receive while driving narma's progress: narma has no progress thread, so a
+ * rank blocked in MPI_Recv would stall its own pending epochs (an early
+ * origin's recorded put waits for this rank to see the grant). */
 static void recv(int from, int tag)
 {
+    int flag = 0;
+    while (!flag) {
+        CHECK_RC(NARMA_Progress());
+        MPI_Iprobe(from, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
     MPI_Recv(NULL, 0, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
@@ -213,7 +221,7 @@ int main(int argc, char **argv)
     rank = test_rank;
     if (test_size < 3) return test_skip("needs three ranks (middle, late, early)");
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-    for (int round = 0; round < 3; round++)
+    for (int round = 0; round < 2; round++)
         for (int p = 0; p < (int)(sizeof patterns / sizeof patterns[0]); p++)
             for (int on = 0; on <= 1; on++)
                 run(p, on);

@@ -5,8 +5,9 @@
  *   - records come out in the order their slots were claimed (FIFO), and a
  *     record becomes visible to the reader only once it is published;
  *   - claim returns NULL exactly when N records are claimed and not yet
- *     released by the reader: a full ring never overwrites a record;
- *   - releasing one record makes exactly one slot claimable again;
+ *     given back by the reader (narmat_ring_consumed): a full ring never
+ *     overwrites a record, even one the reader has copied but not given back;
+ *   - giving back k records makes exactly k slots claimable again;
  *   - positions and 32-bit slot sequence numbers wrap without effect, over
  *     any number of laps and across 2^32;
  *   - with many writer threads and one reader, every record arrives exactly
@@ -19,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* ---- helpers ---- */
 
@@ -36,13 +38,15 @@ static struct narmat_ring *ring_new(uint32_t nslots)
 }
 
 /* Put the ring in the state it has after `start` records went through it:
- * tail = start and every slot's sequence number as the protocol leaves it.
- * The reader's head must then start at `start` too. */
+ * tail = head = start, and each slot holding the sequence number its record
+ * of the previous lap was published with (pos + 1). The reader's private
+ * head must then start at `start` too. */
 static void ring_fast_forward(struct narmat_ring *r, uint64_t start)
 {
     uint32_t n = (uint32_t)r->slot_count;
     r->tail = start;
-    for (uint64_t p = start; p < start + n; p++) r->slots[p & (n - 1)].seq = (uint32_t)p;
+    r->head = start;
+    for (uint64_t p = start; p < start + n; p++) r->slots[p & (n - 1)].seq = (uint32_t)(p - n + 1);
 }
 
 /* Payload derived from (writer, seq): any corruption or mix-up of records shows. */
@@ -74,25 +78,41 @@ static const char *verify(const struct narmat_rec *rec, uint32_t writer, uint64_
     return NULL;
 }
 
+/* The single-threaded tests have one writer; its private copy of the
+ * reader's head starts at 0, as the shm transport's does. */
+static uint64_t head_copy;
+
+static struct narmat_rec *claim(struct narmat_ring *r, uint64_t *pos)
+{
+    return narmat_ring_claim(r, (uint32_t)r->slot_count - 1, &head_copy, pos);
+}
+
 static int write_one(struct narmat_ring *r, uint32_t writer, uint64_t seq)
 {
     uint64_t pos;
-    struct narmat_rec *s = narmat_ring_claim(r, (uint32_t)r->slot_count - 1, &pos);
+    struct narmat_rec *s = claim(r, &pos);
     if (s == NULL) return 0;
     fill(s, writer, seq);
     narmat_ring_publish(s, pos);
     return 1;
 }
 
-/* Read the record at *head into out (copy-out, then release), or return 0. */
-static int read_one(struct narmat_ring *r, uint64_t *head, struct narmat_rec *out)
+/* Read the record at *head into out (copy out, advance) without giving the
+ * slot back; 0 if nothing is published there. */
+static int read_keep(struct narmat_ring *r, uint64_t *head, struct narmat_rec *out)
 {
-    uint32_t mask = (uint32_t)r->slot_count - 1;
-    const struct narmat_rec *s = narmat_ring_peek(r, mask, *head);
+    const struct narmat_rec *s = narmat_ring_peek(r, (uint32_t)r->slot_count - 1, *head);
     if (s == NULL) return 0;
     memcpy(out, s, sizeof *out);
-    narmat_ring_release(r, mask, *head);
     ++*head;
+    return 1;
+}
+
+/* Read one record and give its slot back at once. */
+static int read_one(struct narmat_ring *r, uint64_t *head, struct narmat_rec *out)
+{
+    if (!read_keep(r, head, out)) return 0;
+    narmat_ring_consumed(r, *head);
     return 1;
 }
 
@@ -106,8 +126,11 @@ static void test_geometry(void)
     CHECK(r->version == NARMAT_RING_VERSION, "version %llu", (unsigned long long)r->version);
     CHECK(r->slot_size == sizeof(struct narmat_rec), "slot size %llu", (unsigned long long)r->slot_size);
     CHECK(r->slot_count == 8, "slot count %llu", (unsigned long long)r->slot_count);
-    CHECK(((uintptr_t)&r->tail) % NARMAT_CACHELINE == 0 && (char *)&r->tail - (char *)r == 64,
-          "tail sits alone on the second cache line");
+    size_t tail_line = (size_t)((char *)&r->tail - (char *)r) / NARMAT_CACHELINE;
+    size_t head_line = (size_t)((char *)&r->head - (char *)r) / NARMAT_CACHELINE;
+    CHECK(tail_line >= 1 && head_line >= 1 && tail_line != head_line,
+          "writers' tail and reader's head on separate lines, apart from the header (lines %zu, %zu)",
+          tail_line, head_line);
     CHECK(((uintptr_t)&r->slots[0]) % NARMAT_CACHELINE == 0, "slots are cache-line aligned");
     free(r);
 }
@@ -135,13 +158,13 @@ static void test_fifo(void)
     const struct narmat_rec *p2 = narmat_ring_peek(r, mask, head);
     CHECK(p1 != NULL && p1 == p2, "peek twice gives the same record");
     CHECK(p1 != NULL && verify(p1, 3, 42) == NULL, "peeked record is the one written");
-    narmat_ring_release(r, mask, head++);
-    CHECK(narmat_ring_peek(r, mask, head) == NULL, "released record is gone");
+    narmat_ring_consumed(r, ++head);
+    CHECK(narmat_ring_peek(r, mask, head) == NULL, "consumed record is gone");
 
     unit_phase("fifo: a claimed but unpublished record blocks the reader; later ones wait behind it");
     uint64_t pa, pb;
-    struct narmat_rec *a = narmat_ring_claim(r, mask, &pa);
-    struct narmat_rec *b = narmat_ring_claim(r, mask, &pb);
+    struct narmat_rec *a = claim(r, &pa);
+    struct narmat_rec *b = claim(r, &pb);
     CHECK(a != NULL && b != NULL && a != b && pb == pa + 1, "two claims get consecutive slots");
     if (a != NULL && b != NULL) {
         fill(b, 1, 101);
@@ -163,6 +186,7 @@ static void check_full(uint32_t n, uint64_t start)
     struct narmat_ring *r = ring_new(n);
     uint32_t mask = n - 1;
     ring_fast_forward(r, start);
+    head_copy = 0;
     uint64_t head = start, next = 0; /* next record to write */
     struct narmat_rec rec;
 
@@ -171,10 +195,10 @@ static void check_full(uint32_t n, uint64_t start)
               (unsigned long long)start);
     uint64_t pos = 0;
     uint64_t tail_full = r->tail;
-    CHECK(narmat_ring_claim(r, mask, &pos) == NULL, "claim on a full %u-ring returns NULL (start %llu)",
+    CHECK(claim(r, &pos) == NULL, "claim on a full %u-ring returns NULL (start %llu)",
           n, (unsigned long long)start);
     CHECK(r->tail == tail_full, "a failed claim leaves tail alone");
-    CHECK(narmat_ring_claim(r, mask, &pos) == NULL, "and keeps failing while full");
+    CHECK(claim(r, &pos) == NULL, "and keeps failing while full");
     for (uint64_t p = head; p < head + n; p++)
         CHECK(verify(&r->slots[p & mask], 0, p - start) == NULL, "record %llu intact in a full ring",
               (unsigned long long)(p - start));
@@ -187,8 +211,21 @@ static void check_full(uint32_t n, uint64_t start)
         CHECK(why == NULL, "read %u: %s", k, why);
         expect++;
         CHECK(write_one(r, 0, next++), "after one release one claim succeeds (k=%u)", k);
-        CHECK(narmat_ring_claim(r, mask, &pos) == NULL, "... and only one (k=%u)", k);
+        CHECK(claim(r, &pos) == NULL, "... and only one (k=%u)", k);
     }
+    /* Records copied out but not given back still occupy their slots; giving
+     * back k of them frees exactly k. */
+    uint32_t k = n > 1 ? n / 2 : 1;
+    for (uint32_t i = 0; i < k; i++) {
+        if (!CHECK(read_keep(r, &head, &rec), "batch read %u", i)) break;
+        CHECK(verify(&rec, 0, expect) == NULL, "batch record %llu", (unsigned long long)expect);
+        expect++;
+    }
+    CHECK(claim(r, &pos) == NULL, "slots read but not given back are not reusable (n=%u)", n);
+    narmat_ring_consumed(r, head);
+    for (uint32_t i = 0; i < k; i++)
+        CHECK(write_one(r, 0, next++), "giving back %u slots frees them: claim %u (n=%u)", k, i, n);
+    CHECK(claim(r, &pos) == NULL, "... and no more (n=%u)", n);
     while (read_one(r, &head, &rec)) {
         CHECK(verify(&rec, 0, expect) == NULL, "drain record %llu", (unsigned long long)expect);
         expect++;
@@ -205,6 +242,15 @@ static void test_full(void)
      * lap" (seq = pos + N) coincide, so the protocol needs two slots at least
      * (init.c never makes a smaller ring). */
     for (uint32_t n = 2; n <= 64; n *= 2) check_full(n, 0);
+    unit_phase("full: the same on a fresh ring (narmat_ring_init only)");
+    for (uint32_t n = 2; n <= 64; n *= 2) {
+        struct narmat_ring *r = ring_new(n);
+        head_copy = 0;
+        uint32_t ok = 0;
+        while (ok <= n && write_one(r, 0, ok)) ok++;
+        CHECK(ok == n, "a fresh %u-ring takes %u records before it is full", n, ok);
+        free(r);
+    }
     unit_phase("full: the same across the 32-bit sequence wrap");
     for (uint32_t n = 2; n <= 64; n *= 2)
         for (uint64_t back = 0; back <= 2 * n; back++) check_full(n, (UINT64_C(1) << 32) - back);
@@ -216,6 +262,7 @@ static void laps(uint32_t n, uint64_t start, uint64_t records, uint64_t seed)
 {
     struct narmat_ring *r = ring_new(n);
     ring_fast_forward(r, start);
+    head_copy = 0;
     uint64_t head = start, written = 0, read = 0;
     unit_rand rnd;
     unit_rand_seed(&rnd, seed);
@@ -269,9 +316,20 @@ static void test_wrap(void)
 #define MT_WRITERS 4
 #define MT_RECORDS 200000 /* per writer */
 #define MT_SLOTS 16
+#define MT_STALL_SECONDS 5 /* no record for this long: the ring lost or stuck records */
+
+static uint32_t mt_writers_done;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 struct mt {
     struct narmat_ring *ring;
+    uint64_t head_copy; /* this writer's copy of the reader's head */
     uint32_t writer;
     uint64_t fulls; /* claims that found the ring full */
 };
@@ -284,7 +342,7 @@ static void *mt_writer(void *arg)
         uint64_t pos;
         struct narmat_rec *s;
         unsigned spins = 0;
-        while ((s = narmat_ring_claim(m->ring, mask, &pos)) == NULL) {
+        while ((s = narmat_ring_claim(m->ring, mask, &m->head_copy, &pos)) == NULL) {
             m->fulls++;
             /* Full: the reader must run. Yield soon: the machine may have fewer
              * cores than threads. */
@@ -294,6 +352,7 @@ static void *mt_writer(void *arg)
         fill(s, m->writer, seq);
         narmat_ring_publish(s, pos);
     }
+    narmau_atomic_fetch_add_u32(&mt_writers_done, 1); /* read by the stall report only */
     return NULL;
 }
 
@@ -304,7 +363,7 @@ static void test_threads(void)
     struct mt m[MT_WRITERS];
     pthread_t th[MT_WRITERS];
     for (uint32_t w = 0; w < MT_WRITERS; w++) {
-        m[w] = (struct mt){.ring = r, .writer = w, .fulls = 0};
+        m[w] = (struct mt){.ring = r, .head_copy = 0, .writer = w, .fulls = 0};
         if (pthread_create(&th[w], NULL, mt_writer, &m[w]) != 0) {
             perror("pthread_create");
             exit(1);
@@ -317,13 +376,17 @@ static void test_threads(void)
     uint64_t head = 0, total = (uint64_t)MT_WRITERS * MT_RECORDS, got = 0;
     struct narmat_rec rec;
     unsigned idle = 0;
+    double last = now();
     while (got < total) {
         if (!read_one(r, &head, &rec)) {
             if (++idle > 16) sched_yield();
             else narmau_cpu_relax();
+            /* A hang is a failure too: say so rather than wait for the watchdog. */
+            if (idle % 1024 == 0 && now() - last > MT_STALL_SECONDS) break;
             continue;
         }
         idle = 0;
+        last = now();
         got++;
         uint32_t w = (uint32_t)rec.src;
         if (!CHECK(rec.src >= 0 && w < MT_WRITERS, "record %llu names writer %d",
@@ -338,6 +401,13 @@ static void test_threads(void)
         const char *why = verify(&rec, w, expect[w]);
         CHECK(why == NULL, "writer %u record %llu: %s", w, (unsigned long long)expect[w], why);
         expect[w]++;
+    }
+    uint32_t done = narmau_atomic_load_acq_u32(&mt_writers_done);
+    if (!CHECK(got == total, "stalled: no record for %d s after %llu of %llu; %u of %d writers finished",
+               MT_STALL_SECONDS, (unsigned long long)got, (unsigned long long)total, done, MT_WRITERS)) {
+        for (uint32_t w = 0; w < MT_WRITERS; w++)
+            fprintf(stderr, "  writer %u: %llu records arrived in order\n", w, (unsigned long long)expect[w]);
+        if (done < MT_WRITERS) exit(unit_done("test_ring")); /* writers stuck in claim: cannot join */
     }
     for (uint32_t w = 0; w < MT_WRITERS; w++) pthread_join(th[w], NULL);
     uint64_t fulls = 0;

@@ -2,25 +2,26 @@
  * Notification ring: a bounded many-writer, one-reader queue of 64-byte
  * records in shared memory, one per target (the paper's section IV-C).
  *
- * Protocol (sequence number per slot, after D. Vyukov's bounded queue):
- *   - slot i starts with seq = i; capacity N is a power of two.
- *   - writer: pos = tail (relaxed); look at slot[pos % N].seq (acquire, pairs
- *     with the reader's release below):
- *       seq == pos      slot free: claim it with CAS(tail, pos, pos + 1);
- *       seq <  pos      ring full: return NARMAI_AGAIN (the caller drives
- *                       progress and retries; nothing is dropped or overwritten);
- *       seq >  pos      another writer claimed pos: reload tail and retry.
- *     then fill the record and publish it with a release store seq = pos + 1
- *     (pairs with the reader's acquire load; publishes the record and every
- *     store the writer made before it, e.g. the data of a notified put).
+ * Protocol. Positions are 64-bit and only grow; slot = pos % N (N a power of
+ * two). A slot's cache line is written only by writers, so a notification
+ * costs the reader one line transfer and the writer one ownership request,
+ * as a raw flag store would:
+ *   - writer: pos = tail (relaxed). Space check against its private copy of
+ *     the reader's head; only when pos - head_copy >= N does it reload the
+ *     shared head (acquire, pairs with the reader's release below); still
+ *     full -> NULL (the caller drives progress and retries: nothing is
+ *     dropped or overwritten). Then claim pos with CAS(tail, pos, pos + 1),
+ *     fill the record, and publish with a release store seq = pos + 1 (pairs
+ *     with the reader's acquire; publishes the record and every store the
+ *     writer made before it, e.g. the data of a notified put).
  *   - reader: at its private head h, an acquire load of slot[h % N].seq;
- *     == h + 1 means published: copy the record out, then release the slot
- *     with a release store seq = h + N (the copy happens-before reuse), h++.
- * Sequence numbers are 32-bit and compared by signed difference, so they wrap
- * safely. The tail lives on its own cache line, apart from the header; the
- * reader's head is private (nobody else needs it). A record is one cache
- * line: a notification with up to NARMAT_RING_INLINE bytes of payload costs
- * the target one cache-line transfer (the paper's inline transfer).
+ *     == (uint32)(h + 1) means published: copy the record out, h++. After a
+ *     batch it publishes h to the shared head with a release store (its
+ *     copies happen-before a writer reuses those slots).
+ * seq values of one slot differ by N between laps, so a stale record never
+ * looks published; 32-bit sequence words wrap safely (compared for equality
+ * with the low bits of a 64-bit position). Tail and head each have their own
+ * cache line, apart from the header.
  */
 #ifndef NARMAT_SHM_RING_H
 #define NARMAT_SHM_RING_H
@@ -53,12 +54,15 @@ struct narmat_ring {
     /* 1st cache line: geometry, written once at creation */
     uint64_t magic, version, slot_size, slot_count;
     uint8_t pad0[NARMAT_CACHELINE - 4 * sizeof(uint64_t)];
-    /* 2nd cache line: writers' claim index */
+    /* 2nd cache line: writers' claim position */
     uint64_t tail;
     uint8_t pad1[NARMAT_CACHELINE - sizeof(uint64_t)];
+    /* 3rd cache line: the reader's published head (read by writers only when full) */
+    uint64_t head;
+    uint8_t pad2[NARMAT_CACHELINE - sizeof(uint64_t)];
     struct narmat_rec slots[];
 };
-_Static_assert(sizeof(struct narmat_ring) == 2 * NARMAT_CACHELINE, "ring header is two lines");
+_Static_assert(sizeof(struct narmat_ring) == 3 * NARMAT_CACHELINE, "ring header is three lines");
 
 static inline size_t narmat_ring_bytes(uint32_t nslots)
 {
@@ -73,32 +77,29 @@ static inline void narmat_ring_init(struct narmat_ring *r, uint32_t nslots)
     r->slot_size = sizeof(struct narmat_rec);
     r->slot_count = nslots;
     r->tail = 0;
-    for (uint32_t i = 0; i < nslots; i++) r->slots[i].seq = i;
+    r->head = 0;
+    for (uint32_t i = 0; i < nslots; i++) r->slots[i].seq = 0; /* pos i publishes i + 1 */
 }
 
-/* Claim a slot; returns it (to be filled, then published) or NULL if full. */
+/* Claim a slot; returns it (to be filled, then published) or NULL if full.
+ * head_copy is this writer's private copy of the reader's head for this ring. */
 static inline struct narmat_rec *narmat_ring_claim(struct narmat_ring *r, uint32_t mask,
-                                                   uint64_t *pos_out)
+                                                   uint64_t *head_copy, uint64_t *pos_out)
 {
     /* Relaxed: tail is only a hint; the CAS below decides. */
     uint64_t pos = narmau_atomic_load_relaxed_u64(&r->tail);
     for (;;) {
-        struct narmat_rec *s = &r->slots[pos & mask];
-        /* Acquire: pairs with the reader's release of this slot, so our
-         * writes to it cannot precede its copy-out. */
-        uint32_t seq = narmau_atomic_load_acq_u32(&s->seq);
-        int32_t dif = (int32_t)(seq - (uint32_t)pos);
-        if (dif == 0) {
-            if (narmau_atomic_cas_u64(&r->tail, &pos, pos + 1)) {
-                *pos_out = pos;
-                return s;
-            }
-            /* CAS failure reloaded pos */
-        } else if (dif < 0) {
-            return NULL; /* full */
-        } else {
-            pos = narmau_atomic_load_relaxed_u64(&r->tail);
+        if (pos - *head_copy > mask) {
+            /* Acquire: pairs with narmat_ring_consumed; the reader is done
+             * with every slot below head, so we may overwrite them. */
+            *head_copy = narmau_atomic_load_acq_u64(&r->head);
+            if (pos - *head_copy > mask) return NULL; /* full */
         }
+        if (narmau_atomic_cas_u64(&r->tail, &pos, pos + 1)) {
+            *pos_out = pos;
+            return &r->slots[pos & mask];
+        }
+        /* CAS failure reloaded pos: another writer took it */
     }
 }
 
@@ -119,10 +120,11 @@ static inline const struct narmat_rec *narmat_ring_peek(struct narmat_ring *r, u
     return narmau_atomic_load_acq_u32(&s->seq) == (uint32_t)(head + 1) ? s : NULL;
 }
 
-static inline void narmat_ring_release(struct narmat_ring *r, uint32_t mask, uint64_t head)
+/* The reader has copied out every record below head: writers may reuse them. */
+static inline void narmat_ring_consumed(struct narmat_ring *r, uint64_t head)
 {
-    /* Release: our copy-out of the record happens-before a writer reuses the
-     * slot; pairs with the acquire in narmat_ring_claim. */
-    narmau_atomic_store_rel_u32(&r->slots[head & mask].seq, (uint32_t)(head + mask + 1));
+    /* Release: our copies out of the slots happen-before a writer that
+     * acquires head (narmat_ring_claim) overwrites them. */
+    narmau_atomic_store_rel_u64(&r->head, head);
 }
 #endif

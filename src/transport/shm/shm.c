@@ -41,6 +41,7 @@ struct shm_state {
     struct shm_peer *peers;
     struct narmat_ring *myring;
     uint64_t head;      /* reader's private index into my ring */
+    uint64_t *head_copy;/* per target: my copy of its ring's published head */
     uint32_t mask;      /* slots - 1 */
     size_t off_fence, off_grant, off_done, off_ring, off_data;
 };
@@ -74,7 +75,10 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
     struct shm_state *s = calloc(1, sizeof(*s));
     if (s == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm state");
     s->peers = calloc((size_t)w->size, sizeof(*s->peers));
-    if (s->peers == NULL) {
+    s->head_copy = calloc((size_t)w->size, sizeof(uint64_t));
+    if (s->peers == NULL || s->head_copy == NULL) {
+        free(s->peers);
+        free(s->head_copy);
         free(s);
         return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
     }
@@ -127,6 +131,7 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             free(all);
             MPI_Win_free(&s->shwin);
             free(s->peers);
+            free(s->head_copy);
             free(s);
             return narmai_mpi_error(rc);
         }
@@ -147,6 +152,7 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
 fail_nomem:
     MPI_Win_free(&s->shwin);
     free(s->peers);
+    free(s->head_copy);
     free(s);
     return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm");
 }
@@ -158,6 +164,7 @@ static int shm_win_free(struct narmai_win *w)
      * barrier inside MPI_Win_free orders every rank's last access before it. */
     int rc = MPI_Win_free(&s->shwin);
     free(s->peers);
+    free(s->head_copy);
     free(s);
     w->tp = NULL;
     w->attr_win = MPI_WIN_NULL;
@@ -271,7 +278,7 @@ static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, uin
     uint64_t pos;
     struct narmat_rec *rec;
     narmai_waiter wt = {0};
-    while ((rec = narmat_ring_claim(ring, s->mask, &pos)) == NULL) {
+    while ((rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos)) == NULL) {
         narmai_progress(); /* drain our own ring: two ranks filling each other's cannot deadlock */
         narmai_wait_step(&wt);
     }
@@ -356,11 +363,11 @@ static int shm_poll(struct narmai_win *w, narmat_note_cb cb)
         } else {
             bytes = (int64_t)rec->word;
         }
-        narmat_ring_release(s->myring, s->mask, s->head);
         s->head++;
         n++;
         cb(w, src, tag, bytes);
     }
+    if (n > 0) narmat_ring_consumed(s->myring, s->head);
     return n;
 }
 
