@@ -19,12 +19,18 @@
  *                 (ANY_SOURCE, ANY_TAG) and MPI_Recv into the tile slot.
  *   mpi_onesided  MPI_Win_lock_all; MPI_Put of the tile into the receiver's
  *                 slot, MPI_Fetch_and_op on the receiver's queue counter to
- *                 claim a queue slot, flush, MPI_Put of the tile index into
- *                 that slot, flush; receivers poll their queue (MPI_Win_sync).
+ *                 claim a queue slot, flush, MPI_Compare_and_swap (0 -> tile
+ *                 index + 1) into that slot, flush; receivers poll their
+ *                 queue (MPI_Win_sync). The paper's listing, with the index
+ *                 published atomically.
  *   narma_notify  NARMA_Put_notify of the tile into the receiver's slot with
  *                 the tile index as tag; receivers keep one persistent
  *                 notification request (ANY_SOURCE, ANY_TAG, count 1) and read
  *                 the tag from its status.
+ *
+ * The default (48 x 48 tiles of 8 x 8) keeps the computation per tile small,
+ * as in the paper's experiment, so that synchronisation has a visible share;
+ * larger --b makes the kernel compute-bound and brings the schemes together.
  *
  * Rate: n^3/3 flops over the slowest rank's time. Validation: rank 0 gathers L
  * and checks ||A - L L^T||_F / ||A||_F (lower triangles) against --tol.
@@ -41,15 +47,15 @@
 /* ---- BLAS / LAPACK (Fortran ABI: trailing hidden string lengths) ----- */
 
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t);
-void dtrsm_(const char *side, const char *uplo, const char *transa, const char *diag,
-            const int *m, const int *n, const double *alpha, const double *a, const int *lda,
-            double *b, const int *ldb, size_t, size_t, size_t, size_t);
+void dtrsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m,
+            const int *n, const double *alpha, const double *a, const int *lda, double *b,
+            const int *ldb, size_t, size_t, size_t, size_t);
 void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
-            const double *a, const int *lda, const double *beta, double *c, const int *ldc,
-            size_t, size_t);
+            const double *a, const int *lda, const double *beta, double *c, const int *ldc, size_t,
+            size_t);
 void dgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
-            const double *alpha, const double *a, const int *lda, const double *b,
-            const int *ldb, const double *beta, double *c, const int *ldc, size_t, size_t);
+            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+            const double *beta, double *c, const int *ldc, size_t, size_t);
 
 static const double one = 1.0, minus_one = -1.0;
 
@@ -71,13 +77,13 @@ struct geom {
     MPI_Comm comm;
     int rank, size;
     int nt, b, n, pr, pc;
-    size_t tsz;      /* doubles per tile */
+    size_t tsz; /* doubles per tile */
     size_t ntiles;
-    int *owner;      /* [ntiles] */
-    int *tree_off;   /* [ntiles+1]: tree[tree_off[t] ..) = owner then consumers */
+    int *owner;    /* [ntiles] */
+    int *tree_off; /* [ntiles+1]: tree[tree_off[t] ..) = owner then consumers */
     int *tree;
-    int *pos;        /* [ntiles]: my position in the tile's tree, -1 if absent */
-    long nexpect;    /* tiles this rank receives */
+    int *pos;     /* [ntiles]: my position in the tile's tree, -1 if absent */
+    long nexpect; /* tiles this rank receives */
 };
 
 static inline size_t tidx(int i, int j) { return (size_t)i * (size_t)(i + 1) / 2 + (size_t)j; }
@@ -107,7 +113,8 @@ static void geom_init(struct geom *g, MPI_Comm comm, const struct options *o)
     g->tree_off = malloc((g->ntiles + 1) * sizeof *g->tree_off);
     g->tree = malloc(g->ntiles * (size_t)g->size * sizeof *g->tree);
     char *mark = malloc((size_t)g->size);
-    if (!g->owner || !g->pos || !g->tree_off || !g->tree || !mark) bench_die(BENCH_HERE, "out of memory");
+    if (!g->owner || !g->pos || !g->tree_off || !g->tree || !mark)
+        bench_die(BENCH_HERE, "out of memory");
     int P = g->size, nt = g->nt, len = 0;
     g->nexpect = 0;
     for (int i = 0; i < nt; i++)
@@ -116,10 +123,13 @@ static void geom_init(struct geom *g, MPI_Comm comm, const struct options *o)
             int own = g->owner[t] = tile_owner(g, i, j);
             memset(mark, 0, (size_t)P);
             if (i == j) { /* L_jj: the TRSMs below it */
-                for (int m = j + 1; m < nt; m++) mark[tile_owner(g, m, j)] = 1;
-            } else {      /* L_ij: row i right of it (incl. the SYRK of (i,i)), column i below */
-                for (int k = j + 1; k <= i; k++) mark[tile_owner(g, i, k)] = 1;
-                for (int m = i + 1; m < nt; m++) mark[tile_owner(g, m, i)] = 1;
+                for (int m = j + 1; m < nt; m++)
+                    mark[tile_owner(g, m, j)] = 1;
+            } else { /* L_ij: row i right of it (incl. the SYRK of (i,i)), column i below */
+                for (int k = j + 1; k <= i; k++)
+                    mark[tile_owner(g, i, k)] = 1;
+                for (int m = i + 1; m < nt; m++)
+                    mark[tile_owner(g, m, i)] = 1;
             }
             g->tree_off[t] = len;
             g->tree[len++] = own;
@@ -158,7 +168,8 @@ static inline double a_elem(int n, int r, int c)
 static void fill_tile(const struct geom *g, double *T, int i, int j)
 {
     for (int c = 0; c < g->b; c++)
-        for (int r = 0; r < g->b; r++) T[r + (size_t)c * g->b] = a_elem(g->n, i * g->b + r, j * g->b + c);
+        for (int r = 0; r < g->b; r++)
+            T[r + (size_t)c * g->b] = a_elem(g->n, i * g->b + r, j * g->b + c);
 }
 
 /* ---- scheme state ------------------------------------------------------ */
@@ -166,8 +177,8 @@ static void fill_tile(const struct geom *g, double *T, int i, int j)
 struct state {
     int id;
     const struct geom *g;
-    double *tiles;            /* ntiles * tsz; window memory for the one-sided schemes */
-    unsigned char *have;      /* [ntiles]: tile final here */
+    double *tiles;       /* ntiles * tsz; window memory for the one-sided schemes */
+    unsigned char *have; /* [ntiles]: tile final here */
     long nrecv;
     /* mpi_probe */
     MPI_Comm comm;
@@ -201,14 +212,16 @@ static void state_setup(struct state *s, int id, const struct geom *g)
         if (!s->sreq) bench_die(BENCH_HERE, "out of memory");
         break;
     case S_MPI_ONESIDED:
-        MPI_CHECK(MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, g->comm, &s->tiles, &s->dwin));
+        MPI_CHECK(
+            MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, g->comm, &s->tiles, &s->dwin));
         MPI_CHECK(MPI_Win_allocate((MPI_Aint)((g->ntiles + 1) * sizeof(int64_t)), sizeof(int64_t),
                                    MPI_INFO_NULL, g->comm, &s->queue, &s->qwin));
         MPI_CHECK(MPI_Win_lock_all(0, s->dwin));
         MPI_CHECK(MPI_Win_lock_all(0, s->qwin));
         break;
     case S_NARMA_NOTIFY:
-        NARMA_CHECK(NARMA_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, g->comm, &s->tiles, &s->nwin));
+        NARMA_CHECK(
+            NARMA_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, g->comm, &s->tiles, &s->nwin));
         NARMA_CHECK(NARMA_Notify_init(s->nwin, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &s->nreq));
         NARMA_CHECK(NARMA_Start(&s->nreq));
         break;
@@ -266,18 +279,24 @@ static void send_tile(struct state *s, size_t t, int dest)
     switch (s->id) {
     case S_MPI_PROBE:
         if (s->nsreq == s->capsreq) bench_die(BENCH_HERE, "send request array full");
-        MPI_CHECK(MPI_Isend(T, (int)g->tsz, MPI_DOUBLE, dest, (int)t, s->comm, &s->sreq[s->nsreq++]));
+        MPI_CHECK(
+            MPI_Isend(T, (int)g->tsz, MPI_DOUBLE, dest, (int)t, s->comm, &s->sreq[s->nsreq++]));
         break;
     case S_MPI_ONESIDED: {
         const int64_t inc = 1;
-        int64_t slot, val = (int64_t)t + 1;
+        int64_t slot, old, val = (int64_t)t + 1;
+        const int64_t zero = 0;
         MPI_CHECK(MPI_Put(T, (int)g->tsz, MPI_DOUBLE, dest, (MPI_Aint)(t * g->tsz), (int)g->tsz,
                           MPI_DOUBLE, s->dwin));
         MPI_CHECK(MPI_Fetch_and_op(&inc, &slot, MPI_INT64_T, dest, 0, MPI_SUM, s->qwin));
         MPI_CHECK(MPI_Win_flush(dest, s->dwin)); /* the tile is at the target ... */
         MPI_CHECK(MPI_Win_flush(dest, s->qwin)); /* ... and we own queue slot `slot` */
-        MPI_CHECK(MPI_Put(&val, 1, MPI_INT64_T, dest, 1 + slot, 1, MPI_INT64_T, s->qwin));
+        /* publish atomically (a plain put could tear against the reader's polling load) */
+        MPI_CHECK(MPI_Compare_and_swap(&val, &zero, &old, MPI_INT64_T, dest, 1 + slot, s->qwin));
         MPI_CHECK(MPI_Win_flush(dest, s->qwin));
+        if (old != 0)
+            bench_die(BENCH_HERE, "mpi_onesided: queue slot %lld of rank %d already held %lld",
+                      (long long)slot, dest, (long long)old);
         break;
     }
     case S_NARMA_NOTIFY:
@@ -292,7 +311,8 @@ static void forward(struct state *s, size_t t)
 {
     const struct geom *g = s->g;
     int p = g->pos[t], len = g->tree_off[t + 1] - g->tree_off[t];
-    for (int c = 2 * p + 1; c <= 2 * p + 2 && c < len; c++) send_tile(s, t, g->tree[g->tree_off[t] + c]);
+    for (int c = 2 * p + 1; c <= 2 * p + 2 && c < len; c++)
+        send_tile(s, t, g->tree[g->tree_off[t] + c]);
 }
 
 static void arrived(struct state *s, size_t t)
@@ -313,13 +333,15 @@ static int receive(struct state *s, int block)
     case S_MPI_PROBE: {
         MPI_Status st;
         int flag = 1;
-        if (block) MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &st));
-        else MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &flag, &st));
+        if (block)
+            MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &st));
+        else
+            MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &flag, &st));
         if (!flag) return 0;
         size_t t = (size_t)st.MPI_TAG;
         if (t >= s->g->ntiles) bench_die(BENCH_HERE, "mpi_probe: bad tag %d", st.MPI_TAG);
-        MPI_CHECK(MPI_Recv(tile(s, t), (int)s->g->tsz, MPI_DOUBLE, st.MPI_SOURCE, st.MPI_TAG, s->comm,
-                           MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Recv(tile(s, t), (int)s->g->tsz, MPI_DOUBLE, st.MPI_SOURCE, st.MPI_TAG,
+                           s->comm, MPI_STATUS_IGNORE));
         arrived(s, t);
         return 1;
     }
@@ -334,14 +356,18 @@ static int receive(struct state *s, int block)
                 return 1;
             }
             if (!block) return 0;
-            if (spins < 1000) bench_cpu_relax(); /* then yield, like MPICH and narma waits */
-            else sched_yield();
+            if (spins < 1000)
+                bench_cpu_relax(); /* then yield, like MPICH and narma waits */
+            else
+                sched_yield();
         }
     case S_NARMA_NOTIFY: {
         MPI_Status st;
         int flag = 1;
-        if (block) NARMA_CHECK(NARMA_Wait(&s->nreq, &st));
-        else NARMA_CHECK(NARMA_Test(&s->nreq, &flag, &st));
+        if (block)
+            NARMA_CHECK(NARMA_Wait(&s->nreq, &st));
+        else
+            NARMA_CHECK(NARMA_Test(&s->nreq, &flag, &st));
         if (!flag) return 0;
         NARMA_CHECK(NARMA_Start(&s->nreq)); /* re-arm before forwarding */
         arrived(s, (size_t)st.MPI_TAG);
@@ -353,7 +379,8 @@ static int receive(struct state *s, int block)
 
 static inline void need(struct state *s, size_t t)
 {
-    while (!s->have[t]) receive(s, 1);
+    while (!s->have[t])
+        receive(s, 1);
 }
 
 /* ---- the factorisation ------------------------------------------------- */
@@ -366,7 +393,8 @@ static void factorise(struct state *s)
         for (int m = k; m < g->nt; m++) {
             size_t t = tidx(m, k);
             if (g->owner[t] != g->rank) continue;
-            while (receive(s, 0)) {} /* forward whatever came in meanwhile */
+            while (receive(s, 0)) {
+            } /* forward whatever came in meanwhile */
             double *C = tile(s, t);
             for (int j = 0; j < k; j++) {
                 size_t a = tidx(m, j);
@@ -392,7 +420,8 @@ static void factorise(struct state *s)
             s->have[t] = 1;
             forward(s, t);
         }
-    while (s->nrecv < g->nexpect) receive(s, 1); /* tiles still to forward */
+    while (s->nrecv < g->nexpect)
+        receive(s, 1); /* tiles still to forward */
     if (s->id == S_MPI_PROBE) MPI_CHECK(MPI_Waitall((int)s->nsreq, s->sreq, MPI_STATUSES_IGNORE));
 }
 
@@ -429,7 +458,8 @@ static double residual(struct state *s)
     free(T);
     if (g->rank != 0) return 0;
     for (int c = 0; c < n; c++)
-        for (int r = c; r < n; r++) C[(size_t)c * n + r] = a_elem(n, r, c);
+        for (int r = c; r < n; r++)
+            C[(size_t)c * n + r] = a_elem(n, r, c);
     dsyrk_("L", "N", &n, &n, &minus_one, L, &n, &one, C, &n, 1, 1); /* C = A - L L^T (lower) */
     double num = 0, den = 0;
     for (int c = 0; c < n; c++)
@@ -449,8 +479,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: mpiexec -n P cholesky [options]\n"
-            "  --nt N          tiles per dimension (default 24)\n"
-            "  --b B           tile order (default 16; matrix order n = nt*b)\n"
+            "  --nt N          tiles per dimension (default 48)\n"
+            "  --b B           tile order (default 8; matrix order n = nt*b)\n"
             "  --dist 1d|2d    tile distribution: column-cyclic or 2-D block-cyclic (default 1d)\n"
             "  --reps R        interleaved repetitions (default 11)\n"
             "  --schemes LIST  subset of mpi_probe,mpi_onesided,narma_notify (default all)\n"
@@ -462,27 +492,53 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, struct options *o, int verbose)
 {
     static const struct option lo[] = {
-        {"nt", required_argument, 0, 'n'},    {"b", required_argument, 0, 'b'},
-        {"dist", required_argument, 0, 'd'},  {"reps", required_argument, 0, 'r'},
+        {"nt", required_argument, 0, 'n'},      {"b", required_argument, 0, 'b'},
+        {"dist", required_argument, 0, 'd'},    {"reps", required_argument, 0, 'r'},
         {"schemes", required_argument, 0, 'S'}, {"tol", required_argument, 0, 'T'},
-        {"csv", required_argument, 0, 'c'},   {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    *o = (struct options){.nt = 24, .b = 16, .reps = 11, .timeout = 60, .tol = 1e-10};
-    for (int s = 0; s < S_COUNT; s++) o->sel[s] = 1;
+        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    *o = (struct options){.nt = 48, .b = 8, .reps = 11, .timeout = 60, .tol = 1e-10};
+    for (int s = 0; s < S_COUNT; s++)
+        o->sel[s] = 1;
     int c, bad = 0;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-        case 'n': o->nt = atoi(optarg); bad = o->nt < 1; break;
-        case 'b': o->b = atoi(optarg); bad = o->b < 1; break;
-        case 'd': o->dist2d = !strcmp(optarg, "2d"); bad = !o->dist2d && strcmp(optarg, "1d"); break;
-        case 'r': o->reps = atoi(optarg); bad = o->reps < 1; break;
-        case 'S': bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel); break;
-        case 'T': o->tol = atof(optarg); bad = !(o->tol > 0); break;
-        case 'c': o->csv = optarg; break;
-        case 't': o->timeout = atoi(optarg); bad = o->timeout < 1; break;
-        case 'h': if (verbose) usage(stdout); return -1;
-        default: bad = 1;
+        case 'n':
+            o->nt = atoi(optarg);
+            bad = o->nt < 1;
+            break;
+        case 'b':
+            o->b = atoi(optarg);
+            bad = o->b < 1;
+            break;
+        case 'd':
+            o->dist2d = !strcmp(optarg, "2d");
+            bad = !o->dist2d && strcmp(optarg, "1d");
+            break;
+        case 'r':
+            o->reps = atoi(optarg);
+            bad = o->reps < 1;
+            break;
+        case 'S':
+            bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel);
+            break;
+        case 'T':
+            o->tol = atof(optarg);
+            bad = !(o->tol > 0);
+            break;
+        case 'c':
+            o->csv = optarg;
+            break;
+        case 't':
+            o->timeout = atoi(optarg);
+            bad = o->timeout < 1;
+            break;
+        case 'h':
+            if (verbose) usage(stdout);
+            return -1;
+        default:
+            bad = 1;
         }
         if (bad && verbose) fprintf(stderr, BENCH ": bad option '%s'\n", argv[optind - 1]);
     }
@@ -514,11 +570,13 @@ int main(int argc, char **argv)
     k2_header(MPI_COMM_WORLD, "cholesky: task-based tiled Cholesky (notified-access paper VI-C)");
     if (rank == 0) {
         printf("# matrix order %d = %d tiles of %d x %d (%zu B); %s distribution (%d x %d grid)\n",
-               g.n, g.nt, g.b, g.b, g.tsz * sizeof(double), o.dist2d ? "2-D block-cyclic" : "1-D column-cyclic",
-               g.pr, g.pc);
+               g.n, g.nt, g.b, g.b, g.tsz * sizeof(double),
+               o.dist2d ? "2-D block-cyclic" : "1-D column-cyclic", g.pr, g.pc);
         printf("# repetitions %d, schemes interleaved (order rotated per repetition); "
-               "rate = (n^3/3) / slowest rank's time\n", o.reps);
-        printf("# tiles broadcast along binary trees [owner, consumers]; every repetition validated\n");
+               "rate = (n^3/3) / slowest rank's time\n",
+               o.reps);
+        printf("# tiles broadcast along binary trees [owner, consumers]; every repetition "
+               "validated\n");
         fflush(stdout);
         bench_csv_open(o.csv);
     }
@@ -549,24 +607,29 @@ int main(int argc, char **argv)
             if (!(res <= o.tol)) {
                 failed = 1;
                 if (rank == 0)
-                    fprintf(stderr, "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
-                            "||A-LL^T||/||A|| = %.3e > %.1e\n", scheme_names[s], r, res, o.tol);
+                    fprintf(stderr,
+                            "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
+                            "||A-LL^T||/||A|| = %.3e > %.1e\n",
+                            scheme_names[s], r, res, o.tol);
             }
         }
     alarm(0);
 
     if (rank == 0) {
-        printf("\n# %-14s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread", "max residual");
+        printf("\n# %-14s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread",
+               "max residual");
         for (int k = 0; k < ns; k++) {
             int s = ids[k];
             double v = k2_median(&gf[s * o.reps], NULL, o.reps);
             printf("  %-14s %12.3f %12.3f %10.2f %14.3e\n", scheme_names[s], v,
-                   (double)g.n * g.n * g.n / 3.0 / v / 1e6, k2_spread(&gf[s * o.reps], o.reps), worst[s]);
+                   (double)g.n * g.n * g.n / 3.0 / v / 1e6, k2_spread(&gf[s * o.reps], o.reps),
+                   worst[s]);
             bench_csv_row(BENCH, scheme_names[s], (size_t)g.n, "gflops", v);
             bench_csv_row(BENCH, scheme_names[s], (size_t)g.n, "residual", worst[s]);
         }
         printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {{S_NARMA_NOTIFY, S_MPI_PROBE}, {S_NARMA_NOTIFY, S_MPI_ONESIDED},
+        static const int pairs[][2] = {{S_NARMA_NOTIFY, S_MPI_PROBE},
+                                       {S_NARMA_NOTIFY, S_MPI_ONESIDED},
                                        {S_MPI_ONESIDED, S_MPI_PROBE}};
         for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
             int a = pairs[p][0], b = pairs[p][1];
@@ -581,7 +644,8 @@ int main(int argc, char **argv)
         fflush(stdout);
         bench_csv_close();
     }
-    for (int k = 0; k < ns; k++) state_teardown(&st[ids[k]]);
+    for (int k = 0; k < ns; k++)
+        state_teardown(&st[ids[k]]);
     free(gf);
     geom_free(&g);
     NARMA_CHECK(NARMA_Finalize());

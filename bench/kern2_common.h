@@ -22,13 +22,13 @@
 
 #include "common.h"
 
-#define NARMA_CHECK(call)                                                               \
-    do {                                                                                \
-        int k2_nrc_ = (call);                                                           \
-        if (k2_nrc_ != NARMA_SUCCESS)                                                   \
-            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,                 \
-                      NARMA_Error_string(k2_nrc_), k2_nrc_,                             \
-                      k2_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0);            \
+#define NARMA_CHECK(call)                                                    \
+    do {                                                                     \
+        int k2_nrc_ = (call);                                                \
+        if (k2_nrc_ != NARMA_SUCCESS)                                        \
+            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,      \
+                      NARMA_Error_string(k2_nrc_), k2_nrc_,                  \
+                      k2_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
     } while (0)
 
 /* ---- random numbers ---------------------------------------------------- */
@@ -64,8 +64,8 @@ static void k2_watchdog_fire(int sig)
 /** Abort this process (exit 3, message on stderr) unless re-armed within seconds. */
 static inline void k2_watchdog(int seconds, const char *bench, const char *what, int rep)
 {
-    snprintf(k2_watch_msg, sizeof k2_watch_msg, "\n%s: TIMEOUT: no progress in %d s: %s, repetition %d\n",
-             bench, seconds, what, rep);
+    snprintf(k2_watch_msg, sizeof k2_watch_msg,
+             "\n%s: TIMEOUT: no progress in %d s: %s, repetition %d\n", bench, seconds, what, rep);
     signal(SIGALRM, k2_watchdog_fire);
     alarm((unsigned)seconds);
 }
@@ -77,7 +77,8 @@ static inline int k2_parse_schemes(const char *list, const char *const *names, i
 {
     char *copy = strdup(list);
     int bad = copy == NULL;
-    for (int s = 0; s < n; s++) sel[s] = 0;
+    for (int s = 0; s < n; s++)
+        sel[s] = 0;
     for (char *tok = copy ? strtok(copy, ",") : NULL; tok && !bad; tok = strtok(NULL, ",")) {
         int found = 0;
         for (int s = 0; s < n; s++)

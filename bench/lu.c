@@ -41,7 +41,8 @@
 #define BENCH "lu"
 
 enum { S_BLOCKING, S_EAGER, S_NONBLOCKING, S_COUNT };
-static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_eager", "narma_nonblocking"};
+static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_eager",
+                                                  "narma_nonblocking"};
 
 struct options {
     int n, reps, timeout, lookahead;
@@ -53,13 +54,13 @@ struct options {
 struct lu {
     MPI_Comm comm;
     int rank, size, n, nloc;
-    double *a;            /* nloc rows of n: local row l is global row l*P + rank */
-    double *slots;        /* window: 2 pivot rows of n */
+    double *a;     /* nloc rows of n: local row l is global row l*P + rank */
+    double *slots; /* window: 2 pivot rows of n */
     NARMA_Win win;
-    MPI_Group others;     /* everybody but me (access epochs) */
-    MPI_Group *single;    /* [P]: {r} (exposure epochs to row owners) */
-    NARMA_Request wreq[2];  /* nonblocking: exposure epoch of slot s */
-    NARMA_Request creq[2];  /* nonblocking: access epochs in flight */
+    MPI_Group others;      /* everybody but me (access epochs) */
+    MPI_Group *single;     /* [P]: {r} (exposure epochs to row owners) */
+    NARMA_Request wreq[2]; /* nonblocking: exposure epoch of slot s */
+    NARMA_Request creq[2]; /* nonblocking: access epochs in flight */
 };
 
 static inline int owner(const struct lu *s, int i) { return i % s->size; }
@@ -87,7 +88,8 @@ static void lu_setup(struct lu *s, MPI_Comm comm, int n)
     MPI_CHECK(MPI_Group_excl(g, 1, &s->rank, &s->others));
     s->single = malloc((size_t)s->size * sizeof *s->single);
     if (!s->single) bench_die(BENCH_HERE, "out of memory");
-    for (int r = 0; r < s->size; r++) MPI_CHECK(MPI_Group_incl(g, 1, &r, &s->single[r]));
+    for (int r = 0; r < s->size; r++)
+        MPI_CHECK(MPI_Group_incl(g, 1, &r, &s->single[r]));
     MPI_CHECK(MPI_Group_free(&g));
 }
 
@@ -95,7 +97,8 @@ static void lu_teardown(struct lu *s)
 {
     NARMA_CHECK(NARMA_Win_free(&s->win));
     MPI_CHECK(MPI_Group_free(&s->others));
-    for (int r = 0; r < s->size; r++) MPI_CHECK(MPI_Group_free(&s->single[r]));
+    for (int r = 0; r < s->size; r++)
+        MPI_CHECK(MPI_Group_free(&s->single[r]));
     free(s->single);
     free(s->a);
 }
@@ -103,7 +106,8 @@ static void lu_teardown(struct lu *s)
 static void lu_fill(struct lu *s)
 {
     for (int i = s->rank; i < s->n; i += s->size)
-        for (int j = 0; j < s->n; j++) row(s, i)[j] = a_elem(s->n, i, j);
+        for (int j = 0; j < s->n; j++)
+            row(s, i)[j] = a_elem(s->n, i, j);
 }
 
 /* ---- epochs ------------------------------------------------------------ */
@@ -124,8 +128,10 @@ static void expose(struct lu *s, int scheme, int k)
 /* Receivers: row k has arrived once this returns. */
 static const double *receive(struct lu *s, int scheme, int k)
 {
-    if (scheme == S_NONBLOCKING) NARMA_CHECK(NARMA_Wait(&s->wreq[k % 2], MPI_STATUS_IGNORE));
-    else NARMA_CHECK(NARMA_Win_wait(s->win));
+    if (scheme == S_NONBLOCKING)
+        NARMA_CHECK(NARMA_Wait(&s->wreq[k % 2], MPI_STATUS_IGNORE));
+    else
+        NARMA_CHECK(NARMA_Win_wait(s->win));
     return s->slots + (size_t)(k % 2) * s->n;
 }
 
@@ -138,7 +144,8 @@ static void broadcast(struct lu *s, int scheme, int k)
     MPI_Aint disp = (MPI_Aint)(k % 2) * s->n + k;
     if (scheme == S_NONBLOCKING) {
         NARMA_Request *c = &s->creq[k % 2];
-        if (*c != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Wait(c, MPI_STATUS_IGNORE)); /* 2 in flight at most */
+        if (*c != NARMA_REQUEST_NULL)
+            NARMA_CHECK(NARMA_Wait(c, MPI_STATUS_IGNORE)); /* 2 in flight at most */
         NARMA_Request r;
         NARMA_CHECK(NARMA_Win_istart(s->others, 0, s->win, &r));
         NARMA_CHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
@@ -146,9 +153,12 @@ static void broadcast(struct lu *s, int scheme, int k)
         NARMA_CHECK(NARMA_Win_start(s->others, 0, s->win));
     }
     for (int d = 1; d < s->size; d++)
-        NARMA_CHECK(NARMA_Put(src, cnt, MPI_DOUBLE, (s->rank + d) % s->size, disp, cnt, MPI_DOUBLE, s->win));
-    if (scheme == S_NONBLOCKING) NARMA_CHECK(NARMA_Win_icomplete(s->win, &s->creq[k % 2]));
-    else if (scheme == S_EAGER) NARMA_CHECK(NARMA_Win_complete(s->win));
+        NARMA_CHECK(NARMA_Put(src, cnt, MPI_DOUBLE, (s->rank + d) % s->size, disp, cnt, MPI_DOUBLE,
+                              s->win));
+    if (scheme == S_NONBLOCKING)
+        NARMA_CHECK(NARMA_Win_icomplete(s->win, &s->creq[k % 2]));
+    else if (scheme == S_EAGER)
+        NARMA_CHECK(NARMA_Win_complete(s->win));
 }
 
 static void poll_pending(struct lu *s)
@@ -166,7 +176,8 @@ static inline void eliminate(double *r, const double *p, int k, int n)
 {
     double l = r[k] / p[k];
     r[k] = l;
-    for (int j = k + 1; j < n; j++) r[j] -= l * p[j];
+    for (int j = k + 1; j < n; j++)
+        r[j] -= l * p[j];
 }
 
 static void factorise(struct lu *s, int scheme, int lookahead)
@@ -174,7 +185,8 @@ static void factorise(struct lu *s, int scheme, int lookahead)
     const int n = s->n, me = s->rank, P = s->size;
     const int last = n - 2; /* rows 0..n-2 are pivots for someone */
     if (P > 1 && last >= 0) {
-        if (owner(s, 0) != me) expose(s, scheme, 0);
+        if (owner(s, 0) != me)
+            expose(s, scheme, 0);
         else if (lookahead) {
             broadcast(s, scheme, 0);
             if (scheme == S_BLOCKING) NARMA_CHECK(NARMA_Win_complete(s->win));
@@ -194,13 +206,15 @@ static void factorise(struct lu *s, int scheme, int lookahead)
             if (bcast_next) broadcast(s, scheme, k + 1);
         }
         int from = lookahead ? k + 2 : k + 1; /* first row left to update, then my first one */
-        for (int i = from + ((me - from) % P + P) % P; i < n; i += P) eliminate(row(s, i), p, k, n);
+        for (int i = from + ((me - from) % P + P) % P; i < n; i += P)
+            eliminate(row(s, i), p, k, n);
         if ((bcast_k || bcast_next) && scheme == S_BLOCKING)
             NARMA_CHECK(NARMA_Win_complete(s->win)); /* late: after the overlapped update */
     }
     if (scheme == S_NONBLOCKING)
         for (int i = 0; i < 2; i++)
-            if (s->creq[i] != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Wait(&s->creq[i], MPI_STATUS_IGNORE));
+            if (s->creq[i] != NARMA_REQUEST_NULL)
+                NARMA_CHECK(NARMA_Wait(&s->creq[i], MPI_STATUS_IGNORE));
 }
 
 /* ---- validation -------------------------------------------------------- */
@@ -214,8 +228,11 @@ static double residual(struct lu *s)
     for (int i = 0; i < n; i++) {
         int o = owner(s, i);
         if (s->rank == 0) {
-            if (o == 0) memcpy(F + (size_t)i * n, row(s, i), (size_t)n * sizeof(double));
-            else MPI_CHECK(MPI_Recv(F + (size_t)i * n, n, MPI_DOUBLE, o, 0, s->comm, MPI_STATUS_IGNORE));
+            if (o == 0)
+                memcpy(F + (size_t)i * n, row(s, i), (size_t)n * sizeof(double));
+            else
+                MPI_CHECK(
+                    MPI_Recv(F + (size_t)i * n, n, MPI_DOUBLE, o, 0, s->comm, MPI_STATUS_IGNORE));
         } else if (o == s->rank) {
             MPI_CHECK(MPI_Send(row(s, i), n, MPI_DOUBLE, 0, 0, s->comm));
         }
@@ -226,11 +243,13 @@ static double residual(struct lu *s)
     for (int i = 0; i < n; i++) {
         /* row i of LU = U_i. + sum_{k<i} L_ik U_k. */
         const double *Fi = F + (size_t)i * n;
-        for (int j = 0; j < n; j++) acc[j] = j >= i ? Fi[j] : 0.0;
+        for (int j = 0; j < n; j++)
+            acc[j] = j >= i ? Fi[j] : 0.0;
         for (int k = 0; k < i; k++) {
             double l = Fi[k];
             const double *Uk = F + (size_t)k * n;
-            for (int j = k; j < n; j++) acc[j] += l * Uk[j];
+            for (int j = k; j < n; j++)
+                acc[j] += l * Uk[j];
         }
         for (int j = 0; j < n; j++) {
             double a = a_elem(n, i, j), e = a - acc[j];
@@ -247,39 +266,66 @@ static double residual(struct lu *s)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mpiexec -n P lu [options]\n"
-               "  --n N           matrix order (default 384)\n"
-               "  --reps R        interleaved repetitions (default 21)\n"
-               "  --schemes LIST  subset of narma_blocking,narma_eager,narma_nonblocking (default all)\n"
-               "  --tol X         validation tolerance on ||A-LU||/||A|| (default 1e-12)\n"
-               "  --lookahead     owner of row k+1 finishes and sends it before its other updates\n"
-               "  --csv FILE      write rows bench,scheme,size,metric,value\n"
-               "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
+    fprintf(
+        f,
+        "usage: mpiexec -n P lu [options]\n"
+        "  --n N           matrix order (default 384)\n"
+        "  --reps R        interleaved repetitions (default 21)\n"
+        "  --schemes LIST  subset of narma_blocking,narma_eager,narma_nonblocking (default all)\n"
+        "  --tol X         validation tolerance on ||A-LU||/||A|| (default 1e-12)\n"
+        "  --lookahead     owner of row k+1 finishes and sends it before its other updates\n"
+        "  --csv FILE      write rows bench,scheme,size,metric,value\n"
+        "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
 }
 
 static int parse(int argc, char **argv, struct options *o, int verbose)
 {
-    static const struct option lo[] = {
-        {"n", required_argument, 0, 'n'},       {"reps", required_argument, 0, 'r'},
-        {"schemes", required_argument, 0, 'S'}, {"tol", required_argument, 0, 'T'},
-        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
-        {"lookahead", no_argument, 0, 'l'},     {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option lo[] = {{"n", required_argument, 0, 'n'},
+                                       {"reps", required_argument, 0, 'r'},
+                                       {"schemes", required_argument, 0, 'S'},
+                                       {"tol", required_argument, 0, 'T'},
+                                       {"csv", required_argument, 0, 'c'},
+                                       {"timeout", required_argument, 0, 't'},
+                                       {"lookahead", no_argument, 0, 'l'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     *o = (struct options){.n = 384, .reps = 21, .timeout = 60, .tol = 1e-12};
-    for (int s = 0; s < S_COUNT; s++) o->sel[s] = 1;
+    for (int s = 0; s < S_COUNT; s++)
+        o->sel[s] = 1;
     int c, bad = 0;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-        case 'n': o->n = atoi(optarg); bad = o->n < 1; break;
-        case 'r': o->reps = atoi(optarg); bad = o->reps < 1; break;
-        case 'S': bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel); break;
-        case 'T': o->tol = atof(optarg); bad = !(o->tol > 0); break;
-        case 'c': o->csv = optarg; break;
-        case 'l': o->lookahead = 1; break;
-        case 't': o->timeout = atoi(optarg); bad = o->timeout < 1; break;
-        case 'h': if (verbose) usage(stdout); return -1;
-        default: bad = 1;
+        case 'n':
+            o->n = atoi(optarg);
+            bad = o->n < 1;
+            break;
+        case 'r':
+            o->reps = atoi(optarg);
+            bad = o->reps < 1;
+            break;
+        case 'S':
+            bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel);
+            break;
+        case 'T':
+            o->tol = atof(optarg);
+            bad = !(o->tol > 0);
+            break;
+        case 'c':
+            o->csv = optarg;
+            break;
+        case 'l':
+            o->lookahead = 1;
+            break;
+        case 't':
+            o->timeout = atoi(optarg);
+            bad = o->timeout < 1;
+            break;
+        case 'h':
+            if (verbose) usage(stdout);
+            return -1;
+        default:
+            bad = 1;
         }
         if (bad && verbose) fprintf(stderr, BENCH ": bad option '%s'\n", argv[optind - 1]);
     }
@@ -306,7 +352,8 @@ int main(int argc, char **argv)
         printf("# matrix order %d, no pivoting (diagonally dominant); %s;\n"
                "# repetitions %d, schemes interleaved (order rotated per repetition); "
                "rate = (2n^3/3) / slowest rank's time; every repetition validated\n",
-               o.n, o.lookahead ? "look-ahead of one row" : "no look-ahead (as in the paper)", o.reps);
+               o.n, o.lookahead ? "look-ahead of one row" : "no look-ahead (as in the paper)",
+               o.reps);
         fflush(stdout);
         bench_csv_open(o.csv);
     }
@@ -334,13 +381,16 @@ int main(int argc, char **argv)
             if (!(res <= o.tol)) {
                 failed = 1;
                 if (rank == 0)
-                    fprintf(stderr, "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
-                            "||A-LU||/||A|| = %.3e > %.1e\n", scheme_names[sc], r, res, o.tol);
+                    fprintf(stderr,
+                            "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
+                            "||A-LU||/||A|| = %.3e > %.1e\n",
+                            scheme_names[sc], r, res, o.tol);
             }
         }
     alarm(0);
     if (rank == 0) {
-        printf("\n# %-18s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread", "max residual");
+        printf("\n# %-18s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread",
+               "max residual");
         for (int k = 0; k < ns; k++) {
             int sc = ids[k];
             double v = k2_median(&gf[sc * o.reps], NULL, o.reps);
@@ -350,8 +400,8 @@ int main(int argc, char **argv)
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.n, "residual", worst[sc]);
         }
         printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {{S_NONBLOCKING, S_BLOCKING}, {S_NONBLOCKING, S_EAGER},
-                                       {S_EAGER, S_BLOCKING}};
+        static const int pairs[][2] = {
+            {S_NONBLOCKING, S_BLOCKING}, {S_NONBLOCKING, S_EAGER}, {S_EAGER, S_BLOCKING}};
         for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
             int a = pairs[p][0], b = pairs[p][1];
             if (!o.sel[a] || !o.sel[b]) continue;

@@ -10,7 +10,8 @@
  *   narma_blocking     NARMA_Win_lock(EXCLUSIVE) / accumulates / NARMA_Win_unlock
  *   narma_nonblocking  NARMA_Win_ilock / accumulates / NARMA_Win_iunlock, up to
  *                      --depth transactions in flight, their unlock requests
- *                      waited for in batches (NARMA_Waitall)
+ *                      waited for in batches (NARMA_Waitall; with --sliding,
+ *                      NARMA_Waitsome refills slots as transactions complete)
  *   narma_reorder      the same on a window created with the info key
  *                      narma_access_after_access_reorder=true, so a later lock
  *                      epoch may activate while earlier ones are still active
@@ -28,11 +29,12 @@
 #define BENCH "transactions"
 
 enum { S_BLOCKING, S_NONBLOCKING, S_REORDER, S_COUNT };
-static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_nonblocking", "narma_reorder"};
+static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_nonblocking",
+                                                  "narma_reorder"};
 
 struct options {
     long tx;
-    int k, slots, depth, reps, timeout;
+    int k, slots, depth, reps, timeout, sliding;
     const char *csv;
     int sel[S_COUNT];
 };
@@ -41,13 +43,16 @@ struct tx {
     MPI_Comm comm;
     int rank, size;
     const struct options *o;
-    NARMA_Win win[2];      /* [0] plain, [1] with narma_access_after_access_reorder */
+    NARMA_Win win[2]; /* [0] plain, [1] with narma_access_after_access_reorder */
     int64_t *base[2];
-    int64_t *expect;       /* [size * slots]: what this rank added where */
-    int64_t *sums;         /* [slots]: what my window must hold */
-    int64_t *vals;         /* [depth * k]: origin buffers of the transactions in flight */
-    NARMA_Request *req;    /* [depth] */
-    MPI_Status *status;    /* [depth]: NARMA_Waitall(..., MPI_STATUSES_IGNORE) trips -Wstringop-overflow */
+    int64_t *expect;      /* [size * slots]: what this rank added where */
+    int64_t *sums;        /* [slots]: what my window must hold */
+    int64_t *vals;        /* [depth * k]: origin buffers of the transactions in flight */
+    NARMA_Request *req;   /* [depth] */
+    int *freelist, *done; /* [depth] */
+    /* narma.h declares the status arrays as MPI_Status[] (MPICH: MPI_Status *), so passing
+     * MPI_STATUSES_IGNORE trips GCC's -Wstringop-overflow: use real arrays. */
+    MPI_Status *status; /* [depth] */
     uint64_t rng;
 };
 
@@ -59,30 +64,37 @@ static void tx_setup(struct tx *s, MPI_Comm comm, const struct options *o)
     MPI_CHECK(MPI_Comm_rank(comm, &s->rank));
     MPI_CHECK(MPI_Comm_size(comm, &s->size));
     MPI_Aint bytes = (MPI_Aint)o->slots * (MPI_Aint)sizeof(int64_t);
-    NARMA_CHECK(NARMA_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, comm, &s->base[0], &s->win[0]));
+    NARMA_CHECK(
+        NARMA_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, comm, &s->base[0], &s->win[0]));
     MPI_Info info;
     MPI_CHECK(MPI_Info_create(&info));
     MPI_CHECK(MPI_Info_set(info, "narma_access_after_access_reorder", "true"));
     NARMA_CHECK(NARMA_Win_allocate(bytes, sizeof(int64_t), info, comm, &s->base[1], &s->win[1]));
     MPI_CHECK(MPI_Info_free(&info));
-    for (int w = 0; w < 2; w++) memset(s->base[w], 0, (size_t)bytes); /* window memory starts undefined */
+    for (int w = 0; w < 2; w++)
+        memset(s->base[w], 0, (size_t)bytes); /* window memory starts undefined */
     s->expect = bench_alloc((size_t)s->size * o->slots * sizeof(int64_t));
     s->sums = bench_alloc((size_t)o->slots * sizeof(int64_t));
     s->vals = bench_alloc((size_t)o->depth * o->k * sizeof(int64_t));
     s->req = bench_alloc((size_t)o->depth * sizeof *s->req);
     s->status = bench_alloc((size_t)o->depth * sizeof *s->status);
+    s->freelist = bench_alloc((size_t)o->depth * sizeof *s->freelist);
+    s->done = bench_alloc((size_t)o->depth * sizeof *s->done);
     s->rng = 0x5eed0000ull + (uint64_t)s->rank * 0x10001ull;
     MPI_CHECK(MPI_Barrier(comm));
 }
 
 static void tx_teardown(struct tx *s)
 {
-    for (int w = 0; w < 2; w++) NARMA_CHECK(NARMA_Win_free(&s->win[w]));
+    for (int w = 0; w < 2; w++)
+        NARMA_CHECK(NARMA_Win_free(&s->win[w]));
     free(s->expect);
     free(s->sums);
     free(s->vals);
     free(s->req);
     free(s->status);
+    free(s->freelist);
+    free(s->done);
 }
 
 /* Issue the accumulates of one transaction to a random target; record them. */
@@ -94,7 +106,8 @@ static void transaction_body(struct tx *s, NARMA_Win win, int target, int64_t *v
         int off = (int)(r % (uint64_t)o->slots);
         vals[a] = (int64_t)((r >> 32) % 1000) + 1;
         s->expect[(size_t)target * o->slots + off] += vals[a];
-        NARMA_CHECK(NARMA_Accumulate(&vals[a], 1, MPI_INT64_T, target, off, 1, MPI_INT64_T, NARMA_SUM, win));
+        NARMA_CHECK(NARMA_Accumulate(&vals[a], 1, MPI_INT64_T, target, off, 1, MPI_INT64_T,
+                                     NARMA_SUM, win));
     }
 }
 
@@ -111,20 +124,33 @@ static void run(struct tx *s, int scheme)
         }
         return;
     }
-    int inflight = 0;
+    /* Slots 0..depth-1 each hold one transaction in flight (its unlock request and
+     * its origin values); when all are busy, wait for some and refill those. */
+    int nfree = o->depth, *freelist = s->freelist, *done = s->done;
+    for (int i = 0; i < o->depth; i++)
+        freelist[i] = o->depth - 1 - i;
     for (long t = 0; t < o->tx; t++) {
+        if (nfree == 0) {
+            int nd;
+            if (o->sliding)
+                NARMA_CHECK(NARMA_Waitsome(o->depth, s->req, &nd, done, s->status));
+            else {
+                NARMA_CHECK(NARMA_Waitall(o->depth, s->req, s->status));
+                for (nd = 0; nd < o->depth; nd++)
+                    done[nd] = nd;
+            }
+            for (int i = 0; i < nd; i++)
+                freelist[nfree++] = done[i];
+        }
+        int slot = freelist[--nfree];
         int target = (int)(k2_rand(&s->rng) % (uint64_t)s->size);
         NARMA_Request lr;
         NARMA_CHECK(NARMA_Win_ilock(NARMA_LOCK_EXCLUSIVE, target, 0, win, &lr));
         NARMA_CHECK(NARMA_Request_free(&lr)); /* epoch-opening requests are complete at once */
-        transaction_body(s, win, target, s->vals + (size_t)inflight * o->k);
-        NARMA_CHECK(NARMA_Win_iunlock(target, win, &s->req[inflight]));
-        if (++inflight == o->depth) {
-            NARMA_CHECK(NARMA_Waitall(inflight, s->req, s->status));
-            inflight = 0;
-        }
+        transaction_body(s, win, target, s->vals + (size_t)slot * o->k);
+        NARMA_CHECK(NARMA_Win_iunlock(target, win, &s->req[slot]));
     }
-    NARMA_CHECK(NARMA_Waitall(inflight, s->req, s->status));
+    NARMA_CHECK(NARMA_Waitall(o->depth, s->req, s->status)); /* NULL entries are complete */
 }
 
 /* Collective: compare every window with the sums the origins recorded; zero
@@ -136,7 +162,8 @@ static long check(struct tx *s, int scheme)
     NARMA_Win win = s->win[scheme == S_REORDER];
     int64_t *mem = s->base[scheme == S_REORDER];
     MPI_CHECK(MPI_Barrier(s->comm)); /* every transaction is complete */
-    MPI_CHECK(MPI_Reduce_scatter_block(s->expect, s->sums, o->slots, MPI_INT64_T, MPI_SUM, s->comm));
+    MPI_CHECK(
+        MPI_Reduce_scatter_block(s->expect, s->sums, o->slots, MPI_INT64_T, MPI_SUM, s->comm));
     long bad = 0, first = -1;
     int64_t held = 0;
     NARMA_CHECK(NARMA_Win_lock(NARMA_LOCK_EXCLUSIVE, s->rank, 0, win));
@@ -148,9 +175,11 @@ static long check(struct tx *s, int scheme)
         mem[i] = 0;
     }
     if (bad)
-        fprintf(stderr, "\n!!! " BENCH ": VALIDATION FAILED: %s: rank %d has %ld wrong slots; "
-                "slot %ld holds %lld, expected %lld\n", scheme_names[scheme], s->rank, bad, first,
-                (long long)held, (long long)s->sums[first]);
+        fprintf(stderr,
+                "\n!!! " BENCH ": VALIDATION FAILED: %s: rank %d has %ld wrong slots; "
+                "slot %ld holds %lld, expected %lld\n",
+                scheme_names[scheme], s->rank, bad, first, (long long)held,
+                (long long)s->sums[first]);
     NARMA_CHECK(NARMA_Win_unlock(s->rank, win));
     memset(s->expect, 0, (size_t)s->size * o->slots * sizeof(int64_t));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG, MPI_SUM, s->comm));
@@ -161,41 +190,80 @@ static long check(struct tx *s, int scheme)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mpiexec -n P transactions [options]\n"
-               "  --tx T          transactions per rank and repetition (default 10000)\n"
-               "  --k K           accumulates per transaction (default 8)\n"
-               "  --slots S       int64 slots per window (default 1024)\n"
-               "  --depth D       nonblocking transactions in flight per batch (default 32)\n"
-               "  --reps R        interleaved repetitions (default 11)\n"
-               "  --schemes LIST  subset of narma_blocking,narma_nonblocking,narma_reorder (default all)\n"
-               "  --csv FILE      write rows bench,scheme,size,metric,value (size = K)\n"
-               "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
+    fprintf(
+        f,
+        "usage: mpiexec -n P transactions [options]\n"
+        "  --tx T          transactions per rank and repetition (default 10000)\n"
+        "  --k K           accumulates per transaction (default 8)\n"
+        "  --slots S       int64 slots per window (default 1024)\n"
+        "  --depth D       nonblocking transactions in flight per batch (default 32)\n"
+        "  --sliding       refill transactions as they complete (NARMA_Waitsome) instead of\n"
+        "                  waiting for the whole batch (NARMA_Waitall)\n"
+        "  --reps R        interleaved repetitions (default 11)\n"
+        "  --schemes LIST  subset of narma_blocking,narma_nonblocking,narma_reorder (default all)\n"
+        "  --csv FILE      write rows bench,scheme,size,metric,value (size = K)\n"
+        "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
 }
 
 static int parse(int argc, char **argv, struct options *o, int verbose)
 {
-    static const struct option lo[] = {
-        {"tx", required_argument, 0, 'x'},      {"k", required_argument, 0, 'k'},
-        {"slots", required_argument, 0, 's'},   {"depth", required_argument, 0, 'd'},
-        {"reps", required_argument, 0, 'r'},    {"schemes", required_argument, 0, 'S'},
-        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    *o = (struct options){.tx = 10000, .k = 8, .slots = 1024, .depth = 32, .reps = 11, .timeout = 60};
-    for (int s = 0; s < S_COUNT; s++) o->sel[s] = 1;
+    static const struct option lo[] = {{"tx", required_argument, 0, 'x'},
+                                       {"k", required_argument, 0, 'k'},
+                                       {"slots", required_argument, 0, 's'},
+                                       {"depth", required_argument, 0, 'd'},
+                                       {"reps", required_argument, 0, 'r'},
+                                       {"schemes", required_argument, 0, 'S'},
+                                       {"csv", required_argument, 0, 'c'},
+                                       {"timeout", required_argument, 0, 't'},
+                                       {"sliding", no_argument, 0, 'w'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    *o = (struct options){
+        .tx = 10000, .k = 8, .slots = 1024, .depth = 32, .reps = 11, .timeout = 60};
+    for (int s = 0; s < S_COUNT; s++)
+        o->sel[s] = 1;
     int c, bad = 0;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-        case 'x': o->tx = atol(optarg); bad = o->tx < 1; break;
-        case 'k': o->k = atoi(optarg); bad = o->k < 1; break;
-        case 's': o->slots = atoi(optarg); bad = o->slots < 1; break;
-        case 'd': o->depth = atoi(optarg); bad = o->depth < 1; break;
-        case 'r': o->reps = atoi(optarg); bad = o->reps < 1; break;
-        case 'S': bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel); break;
-        case 'c': o->csv = optarg; break;
-        case 't': o->timeout = atoi(optarg); bad = o->timeout < 1; break;
-        case 'h': if (verbose) usage(stdout); return -1;
-        default: bad = 1;
+        case 'x':
+            o->tx = atol(optarg);
+            bad = o->tx < 1;
+            break;
+        case 'k':
+            o->k = atoi(optarg);
+            bad = o->k < 1;
+            break;
+        case 's':
+            o->slots = atoi(optarg);
+            bad = o->slots < 1;
+            break;
+        case 'd':
+            o->depth = atoi(optarg);
+            bad = o->depth < 1;
+            break;
+        case 'r':
+            o->reps = atoi(optarg);
+            bad = o->reps < 1;
+            break;
+        case 'S':
+            bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel);
+            break;
+        case 'c':
+            o->csv = optarg;
+            break;
+        case 'w':
+            o->sliding = 1;
+            break;
+        case 't':
+            o->timeout = atoi(optarg);
+            bad = o->timeout < 1;
+            break;
+        case 'h':
+            if (verbose) usage(stdout);
+            return -1;
+        default:
+            bad = 1;
         }
         if (bad && verbose) fprintf(stderr, BENCH ": bad option '%s'\n", argv[optind - 1]);
     }
@@ -214,14 +282,19 @@ int main(int argc, char **argv)
         NARMA_CHECK(NARMA_Finalize());
         return rc < 0 ? 0 : 1;
     }
-    k2_header(MPI_COMM_WORLD, "transactions: unstructured atomic transactions in exclusive lock epochs "
-                              "(nonblocking-RMA paper IV-B, VIII-B)");
+    k2_header(MPI_COMM_WORLD,
+              "transactions: unstructured atomic transactions in exclusive lock epochs "
+              "(nonblocking-RMA paper IV-B, VIII-B)");
     struct tx s;
     tx_setup(&s, MPI_COMM_WORLD, &o);
     if (rank == 0) {
-        printf("# %ld transactions per rank and repetition, each %d x NARMA_Accumulate(SUM, 1 int64) "
-               "to random slots of %d at a random target (self included)\n", o.tx, o.k, o.slots);
-        printf("# nonblocking: up to %d transactions in flight, unlock requests waited in batches\n", o.depth);
+        printf(
+            "# %ld transactions per rank and repetition, each %d x NARMA_Accumulate(SUM, 1 int64) "
+            "to random slots of %d at a random target (self included)\n",
+            o.tx, o.k, o.slots);
+        printf(
+            "# nonblocking: up to %d transactions in flight, unlock requests waited in batches\n",
+            o.depth);
         printf("# repetitions %d, schemes interleaved (order rotated per repetition); "
                "rate = all ranks' transactions / slowest rank's time; every repetition validated\n",
                o.reps);
@@ -255,12 +328,13 @@ int main(int argc, char **argv)
         for (int k = 0; k < ns; k++) {
             int sc = ids[k];
             double v = k2_median(&rate[sc * o.reps], NULL, o.reps);
-            printf("  %-18s %16.0f %10.2f\n", scheme_names[sc], v, k2_spread(&rate[sc * o.reps], o.reps));
+            printf("  %-18s %16.0f %10.2f\n", scheme_names[sc], v,
+                   k2_spread(&rate[sc * o.reps], o.reps));
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.k, "tx_per_s", v);
         }
         printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {{S_REORDER, S_BLOCKING}, {S_NONBLOCKING, S_BLOCKING},
-                                       {S_REORDER, S_NONBLOCKING}};
+        static const int pairs[][2] = {
+            {S_REORDER, S_BLOCKING}, {S_NONBLOCKING, S_BLOCKING}, {S_REORDER, S_NONBLOCKING}};
         for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
             int a = pairs[p][0], b = pairs[p][1];
             if (!o.sel[a] || !o.sel[b]) continue;

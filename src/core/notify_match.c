@@ -190,9 +190,9 @@ void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64
     }
 }
 
-/* Start: consume already-arrived notifications (oldest first), then join the
- * active list unless complete. Progress runs first so that notifications
- * already in the ring are ordered before this request joins. */
+/* Start: consume notifications already matched into the unexpected queue
+ * (oldest first), then join the active list unless complete. Records still in
+ * the ring are matched when progress drains them, which is their arrival. */
 int narmai_notify_start(struct narmai_request *r)
 {
     struct narmai_win *w = r->win;

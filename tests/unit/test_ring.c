@@ -315,7 +315,6 @@ static void test_wrap(void)
 
 #define MT_WRITERS 4
 #define MT_RECORDS 200000 /* per writer */
-#define MT_SLOTS 16
 #define MT_STALL_SECONDS 5 /* no record for this long: the ring lost or stuck records */
 
 static uint32_t mt_writers_done;
@@ -337,7 +336,7 @@ struct mt {
 static void *mt_writer(void *arg)
 {
     struct mt *m = arg;
-    uint32_t mask = MT_SLOTS - 1;
+    uint32_t mask = (uint32_t)m->ring->slot_count - 1;
     for (uint64_t seq = 0; seq < MT_RECORDS; seq++) {
         uint64_t pos;
         struct narmat_rec *s;
@@ -356,10 +355,10 @@ static void *mt_writer(void *arg)
     return NULL;
 }
 
-static void test_threads(void)
+static void threads(uint32_t slots)
 {
-    unit_phase("threads: 4 writers x 200k records through 16 slots, one reader");
-    struct narmat_ring *r = ring_new(MT_SLOTS);
+    struct narmat_ring *r = ring_new(slots);
+    mt_writers_done = 0;
     struct mt m[MT_WRITERS];
     pthread_t th[MT_WRITERS];
     for (uint32_t w = 0; w < MT_WRITERS; w++) {
@@ -416,12 +415,22 @@ static void test_threads(void)
               (unsigned long long)expect[w], MT_RECORDS);
         fulls += m[w].fulls;
     }
-    CHECK(narmat_ring_peek(r, MT_SLOTS - 1, head) == NULL, "nothing left after the last record");
+    CHECK(narmat_ring_peek(r, slots - 1, head) == NULL, "nothing left after the last record");
     CHECK(r->tail == total && head == total, "tail %llu and head %llu both equal %llu",
           (unsigned long long)r->tail, (unsigned long long)head, (unsigned long long)total);
-    printf("threads: %llu records, writers found the ring full %llu times\n",
-           (unsigned long long)total, (unsigned long long)fulls);
+    printf("threads: %llu records through %u slots, writers found the ring full %llu times\n",
+           (unsigned long long)total, slots, (unsigned long long)fulls);
     free(r);
+}
+
+static void test_threads(void)
+{
+    unit_phase("threads: 4 writers x 200k records through 16 slots, one reader");
+    threads(16);
+    /* A large ring is rarely full, so writers race each other for the tail
+     * more often than they wait for the reader. */
+    unit_phase("threads: 4 writers x 200k records through 4096 slots, one reader");
+    threads(4096);
 }
 
 int main(void)

@@ -32,7 +32,7 @@
 
 #define NARMAT_CACHELINE 64
 #define NARMAT_RING_MAGIC UINT64_C(0x6e61726d6172696e) /* "narmarin" */
-#define NARMAT_RING_VERSION 1
+#define NARMAT_RING_VERSION 2
 #define NARMAT_RING_INLINE 40
 
 /* Record kinds (low 7 bits); NARMAT_REC_INLINE marks a payload to apply. */
