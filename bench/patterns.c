@@ -10,7 +10,8 @@
  * Every epoch hosts one put of --size bytes (1 MiB); a late peer or a
  * computation sleeps --delay-us (1000 us, nanosleep: the cores stay free).
  *
- * A repetition starts at a barrier (time 0 on every rank); each measured
+ * A repetition starts at a common instant of the node's monotonic clock
+ * (time 0 on every rank; the ranks must share a node); each measured
  * quantity is taken on the rank the paper measures and reduced with MAX;
  * tables show the median over --reps repetitions. The judged ratio is the
  * quantity the paper compares, nonblocking / blocking (target <= 0.35) or
@@ -61,11 +62,26 @@ static struct {
 
 static double us_since_t0(void) { return (bench_now() - g.t0) * 1e6; }
 
-static void delay(void)
+/* Sleep until CLOCK_MONOTONIC (shared by the ranks of a node) reaches t seconds. */
+static void sleep_until(double t)
 {
-    struct timespec ts = {g.delay_us / 1000000, (g.delay_us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts) != 0) {
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
     }
+}
+
+/* The late peer's or the computation's delay, from now (a sleep: the core stays free). */
+static void delay(void) { sleep_until(bench_now() + 1e-6 * (double)g.delay_us); }
+
+/* Time 0: one instant on the shared monotonic clock, chosen by rank 0 a little
+ * ahead; every rank sleeps until it, so a rank descheduled at the barrier
+ * does not shift the origin of its measurements. */
+static void start_at_common_t0(void)
+{
+    double t0 = bench_now() + 300e-6;
+    MPI_CHECK(MPI_Bcast(&t0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    g.t0 = t0;
+    sleep_until(t0);
 }
 
 /* ---- one set of synchronisation calls over the three series ---------------- */
@@ -85,12 +101,21 @@ static MPI_Group group_of(int r)
 
 static int nonblocking(void) { return !g.mpi && g.series != S_BLK; }
 
+static void x_done(NARMA_Request *r) { NCHECK(NARMA_Wait(r, MPI_STATUS_IGNORE)); }
+
+/* An epoch-opening i-call: its request is complete at once. */
+static void opened(int rc, NARMA_Request *r)
+{
+    NCHECK(rc);
+    x_done(r);
+}
+
 static void x_start(int peer)
 {
     MPI_Group grp = group_of(peer);
     NARMA_Request r;
     if (g.mpi) MPI_CHECK(MPI_Win_start(grp, 0, g.mwin));
-    else if (nonblocking()) NCHECK(NARMA_Win_istart(grp, 0, g.cur, &r)), NCHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+    else if (nonblocking()) opened(NARMA_Win_istart(grp, 0, g.cur, &r), &r);
     else NCHECK(NARMA_Win_start(grp, 0, g.cur));
     MPI_Group_free(&grp);
 }
@@ -100,7 +125,7 @@ static void x_post(int peer)
     MPI_Group grp = group_of(peer);
     NARMA_Request r;
     if (g.mpi) MPI_CHECK(MPI_Win_post(grp, 0, g.mwin));
-    else if (nonblocking()) NCHECK(NARMA_Win_ipost(grp, 0, g.cur, &r)), NCHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+    else if (nonblocking()) opened(NARMA_Win_ipost(grp, 0, g.cur, &r), &r);
     else NCHECK(NARMA_Win_post(grp, 0, g.cur));
     MPI_Group_free(&grp);
 }
@@ -137,7 +162,7 @@ static void x_lock(int target)
 {
     NARMA_Request r;
     if (g.mpi) MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, g.mwin));
-    else if (nonblocking()) NCHECK(NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, g.cur, &r)), NCHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+    else if (nonblocking()) opened(NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, g.cur, &r), &r);
     else NCHECK(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, g.cur));
 }
 
@@ -158,8 +183,6 @@ static void x_put(int target)
     if (g.mpi) MPI_CHECK(MPI_Put(g.src, n, MPI_BYTE, target, disp, n, MPI_BYTE, g.mwin));
     else NCHECK(NARMA_Put(g.src, n, MPI_BYTE, target, disp, n, MPI_BYTE, g.cur));
 }
-
-static void x_done(NARMA_Request *r) { NCHECK(NARMA_Wait(r, MPI_STATUS_IGNORE)); }
 
 /* Zero-byte messages that order ranks without timing. */
 static void signal_to(int r) { MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, r, 99, MPI_COMM_WORLD)); }
@@ -478,7 +501,7 @@ static int run_pattern(const struct pattern *p, int reps)
             select_series(p, s);
             if (p->pre) p->pre();
             MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-            g.t0 = bench_now();
+            start_at_common_t0();
             p->run(q);
             if (p->post) p->post();
             MPI_CHECK(MPI_Allreduce(q, all, MAXQ, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));

@@ -200,6 +200,15 @@ NARMA_API int NARMA_Win_sync(NARMA_Win win);
  *   narma_access_after_access_reorder, narma_access_after_exposure_reorder,
  *   narma_exposure_after_exposure_reorder, narma_exposure_after_access_reorder
  * (ignored for fence and lock_all epochs).
+ *
+ * Ordering: without those keys, an epoch that the program opens after closing
+ * an earlier one (even with a nonblocking call) activates only once the earlier
+ * one is complete, exactly as with blocking calls. So "ipost; iwait; istart;
+ * put; icomplete" in a ring deadlocks like "post; wait; start; put; complete"
+ * would: open both epochs first ("ipost; istart; put; icomplete; iwait"), or
+ * set the reorder keys. Epochs open at the same time in the program (post and
+ * start, several locks) always progress together. narma has no progress
+ * thread: deferred epochs advance inside narma calls (any Test/Wait does).
  */
 NARMA_API int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win win, NARMA_Request *request);
 NARMA_API int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win win, NARMA_Request *request);
@@ -311,13 +320,13 @@ NARMA_API int NARMA_Testany(int count, NARMA_Request array_of_requests[], int *i
 NARMA_API int NARMA_Waitany(int count, NARMA_Request array_of_requests[], int *index,
                             MPI_Status *status);
 NARMA_API int NARMA_Testall(int count, NARMA_Request array_of_requests[], int *flag,
-                            MPI_Status array_of_statuses[]);
+                            MPI_Status *array_of_statuses);
 NARMA_API int NARMA_Waitall(int count, NARMA_Request array_of_requests[],
-                            MPI_Status array_of_statuses[]);
+                            MPI_Status *array_of_statuses);
 NARMA_API int NARMA_Testsome(int incount, NARMA_Request array_of_requests[], int *outcount,
-                             int array_of_indices[], MPI_Status array_of_statuses[]);
+                             int array_of_indices[], MPI_Status *array_of_statuses);
 NARMA_API int NARMA_Waitsome(int incount, NARMA_Request array_of_requests[], int *outcount,
-                             int array_of_indices[], MPI_Status array_of_statuses[]);
+                             int array_of_indices[], MPI_Status *array_of_statuses);
 /** Free a request. An active notification request is withdrawn: it matches nothing afterwards. */
 NARMA_API int NARMA_Request_free(NARMA_Request *request);
 

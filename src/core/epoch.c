@@ -487,3 +487,14 @@ uint64_t narmai_oldest_recorded(struct narmai_win *w)
     }
     return min;
 }
+
+/* An empty fence epoch left open by the last fence yields to other
+ * synchronisation (post, start, lock, lock_all), as MPI allows. */
+void narmai_fence_yield(struct narmai_win *w)
+{
+    struct narmai_epoch *f = w->cur_access;
+    if (f != NULL && f->type == NARMAI_EP_FENCE && f->nops == 0) {
+        w->cur_access = NULL;
+        narmai_epoch_free(w, f);
+    }
+}

@@ -106,4 +106,5 @@ void narmai_epoch_free(struct narmai_win *w, struct narmai_epoch *e);
 void narmai_epoch_cache_free(struct narmai_win *w);
 int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl);
 uint64_t narmai_oldest_recorded(struct narmai_win *w);
+void narmai_fence_yield(struct narmai_win *w);
 #endif

@@ -51,14 +51,6 @@ static int check_rank(struct narmai_win *w, int rank)
     return NARMA_SUCCESS;
 }
 
-static void fence_yield(struct narmai_win *w)
-{
-    struct narmai_epoch *f = w->cur_access;
-    if (f != NULL && f->type == NARMAI_EP_FENCE && f->nops == 0) {
-        w->cur_access = NULL;
-        narmai_epoch_free(w, f);
-    }
-}
 
 static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
@@ -67,7 +59,7 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
         return NARMAI_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
     int rc = check_rank(w, rank);
     if (rc) return rc;
-    fence_yield(w);
+    narmai_fence_yield(w);
     if (w->cur_access != NULL)
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
     if (w->lock_ep[rank] != NULL)
@@ -98,7 +90,7 @@ static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
 static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    fence_yield(w);
+    narmai_fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
     uint8_t *held = calloc((size_t)w->size, 1);

@@ -29,20 +29,11 @@ static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int
     return NARMA_SUCCESS;
 }
 
-/* An empty fence epoch left open by the last fence yields to other synchronisation. */
-static void fence_yield(struct narmai_win *w)
-{
-    struct narmai_epoch *f = w->cur_access;
-    if (f != NULL && f->type == NARMAI_EP_FENCE && f->nops == 0) {
-        w->cur_access = NULL;
-        narmai_epoch_free(w, f);
-    }
-}
 
 static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    fence_yield(w);
+    narmai_fence_yield(w);
     if (w->cur_exposure != NULL || (w->cur_access && w->cur_access->type == NARMAI_EP_FENCE))
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
     struct narmai_epoch *e;
@@ -56,7 +47,7 @@ static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *r
 static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    fence_yield(w);
+    narmai_fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
         return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
     struct narmai_epoch *e;

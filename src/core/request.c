@@ -197,7 +197,7 @@ int NARMA_Waitany(int count, NARMA_Request reqs[], int *index, MPI_Status *statu
     return rc;
 }
 
-int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status statuses[])
+int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *statuses)
 {
     int rc = check_array(count, reqs);
     if (rc) return rc;
@@ -224,7 +224,7 @@ int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status statuse
     return err;
 }
 
-int NARMA_Waitall(int count, NARMA_Request reqs[], MPI_Status statuses[])
+int NARMA_Waitall(int count, NARMA_Request reqs[], MPI_Status *statuses)
 {
     int flag = 0, rc;
     narmai_waiter wt = {0};
@@ -234,7 +234,7 @@ int NARMA_Waitall(int count, NARMA_Request reqs[], MPI_Status statuses[])
 }
 
 int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices[],
-                   MPI_Status statuses[])
+                   MPI_Status *statuses)
 {
     int rc = check_array(incount, reqs);
     if (rc) return rc;
@@ -261,7 +261,7 @@ int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices
 }
 
 int NARMA_Waitsome(int incount, NARMA_Request reqs[], int *outcount, int indices[],
-                   MPI_Status statuses[])
+                   MPI_Status *statuses)
 {
     int rc;
     narmai_waiter wt = {0};

@@ -1,17 +1,25 @@
 /*
- * dynamic: the Unified Model study's second step, done properly. One
- * dynamic window per plan; the user's field arrays are attached to it and
- * their addresses circulated to the neighbours once (and again whenever the
- * arrays change). Each exchange is a PSCW epoch with the group built once
- * and ONE Put per neighbour that reads the strips of all fields straight
- * from our arrays (origin datatype) and writes them straight into the
- * neighbour's halo (target datatype): no packing, no receive buffer, no
- * unpacking.
+ * dynamic: the Unified Model study's second step. One dynamic window per
+ * plan, with memory attached to it by NARMA_Win_attach and its address
+ * circulated to the neighbours (MPI_Get_address, one message per link) once,
+ * at plan creation; each exchange is a PSCW epoch on the neighbour group
+ * (built once) with one Put per neighbour.
  *
- * Changing arrays: when the fields passed to an exchange differ from the
- * attached ones, the plan detaches them, attaches the new ones and swaps
- * addresses with its neighbours. Every rank of the plan must then pass new
- * arrays in the same exchange (the swap is collective over the neighbours).
+ * What is attached: the plan's receive buffer (two parity slots per remote
+ * link, after an unused flag area so displacements are those of the other
+ * RMA strategies), not the user's field arrays. The first version attached
+ * the fields and put straight into the neighbour's halo with derived
+ * datatypes on both sides; dynamic windows always run over narma's mpi
+ * transport, where MPI moves such strided types piece by piece (thousands of
+ * runs a message for z-fastest fields), which made it about four times
+ * slower than p2p. Packing into one contiguous Put and unpacking on arrival
+ * costs two memory copies and keeps it within p2p's range; it also means the
+ * fields may change between exchanges with no re-attachment or collective
+ * address swap. The attached buffer never moves, so addresses are exchanged
+ * once per plan.
+ *
+ * Ordering: a neighbour's Put into our slot waits for our post, which we
+ * issue only after unpacking the previous exchange (as in pscw).
  */
 #include "halo.h"
 #include <stdlib.h>
@@ -20,90 +28,28 @@
 typedef struct {
     NARMA_Win win;
     MPI_Group group;
-    void **bound;                             /* attached arrays, NULL until the first exchange */
-    MPI_Datatype otype[NARMAH_MAXLINKS];      /* my strips of all fields, relative to bound[0] */
-    MPI_Datatype ttype[NARMAH_MAXLINKS];      /* the peer's halo of all fields, relative to its field 0 */
-    MPI_Aint taddr[NARMAH_MAXLINKS];          /* the peer's field 0 address */
+    char *mem;                           /* attached: flag area + 2 * recv_stride */
+    MPI_Aint peer_base[NARMAH_MAXLINKS]; /* link i: address of the peer's attached memory */
 } dyn_state;
 
-static void free_types(narmah_plan *p, dyn_state *s)
-{
-    for (int i = 0; i < NARMAH_MAXLINKS; i++) {
-        if (s->otype[i] != MPI_DATATYPE_NULL) MPI_Type_free(&s->otype[i]);
-        if (s->ttype[i] != MPI_DATATYPE_NULL) MPI_Type_free(&s->ttype[i]);
-    }
-}
+static void dyn_free(narmah_plan *p);
 
-/* Struct over nfields copies of box b, field f displaced by addr[f] - addr[0]. */
-static int fields_type(narmah_plan *p, const narmah_box *b, const MPI_Aint *addr, MPI_Datatype *t)
+/* Swap attached base addresses with every remote link peer. Tag = the
+ * direction sent in, so two links to one peer never cross. */
+static int swap_addresses(narmah_plan *p, dyn_state *s)
 {
-    const int n = p->d.nfields;
-    MPI_Datatype one;
-    int rc = narmah_box_type(p, b, &one);
-    if (rc) return rc;
-    int *bl = malloc((size_t)n * sizeof *bl);
-    MPI_Aint *disp = malloc((size_t)n * sizeof *disp);
-    MPI_Datatype *ty = malloc((size_t)n * sizeof *ty);
-    int mrc = MPI_ERR_NO_MEM;
-    if (bl && disp && ty) {
-        for (int f = 0; f < n; f++) bl[f] = 1, disp[f] = MPI_Aint_diff(addr[f], addr[0]), ty[f] = one;
-        mrc = MPI_Type_create_struct(n, bl, disp, ty, t);
-        if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(t);
-    }
-    free(bl), free(disp), free(ty);
-    MPI_Type_free(&one);
-    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : NARMA_ERR_MPI;
-}
-
-static int bind(narmah_plan *p, dyn_state *s)
-{
-    const int n = p->d.nfields;
-    const MPI_Aint bytes = (MPI_Aint)(p->field_elems * (size_t)p->elsize);
-    int rc = NARMA_SUCCESS;
-    if (s->bound[0] != NULL) {
-        for (int f = 0; f < n && rc == NARMA_SUCCESS; f++) {
-            int dup = 0;
-            for (int g = 0; g < f; g++) dup |= s->bound[g] == s->bound[f];
-            if (!dup) rc = NARMA_Win_detach(s->win, s->bound[f]);
-        }
-        free_types(p, s);
-    }
-    memcpy(s->bound, p->fields, (size_t)n * sizeof(void *));
-    for (int f = 0; f < n && rc == NARMA_SUCCESS; f++) {
-        /* Two fields may be one array (aliases): attach each region once. */
-        int dup = 0;
-        for (int g = 0; g < f; g++) dup |= s->bound[g] == s->bound[f];
-        if (!dup) rc = NARMA_Win_attach(s->win, s->bound[f], bytes);
-    }
-    if (rc) return rc;
-    MPI_Aint *mine = malloc((size_t)n * (NARMAH_MAXLINKS + 1) * sizeof(MPI_Aint));
-    if (mine == NULL) return NARMA_ERR_NO_MEM;
-    MPI_Aint *theirs = mine + n;
-    for (int f = 0; f < n; f++) MPI_Get_address(s->bound[f], &mine[f]);
+    MPI_Aint mine;
     MPI_Request req[2 * NARMAH_MAXLINKS];
     int nr = 0;
+    if (MPI_Get_address(s->mem, &mine) != MPI_SUCCESS) return NARMA_ERR_MPI;
     for (int i = 0; i < p->nlinks; i++) {
         const narmah_link *l = &p->link[i];
         if (l->self) continue;
-        MPI_Irecv(theirs + (size_t)i * n, n, MPI_AINT, l->peer, narmah_opp(l->dir), p->comm, &req[nr++]);
-        MPI_Isend(mine, n, MPI_AINT, l->peer, l->dir, p->comm, &req[nr++]);
+        MPI_Irecv(&s->peer_base[i], 1, MPI_AINT, l->peer, narmah_opp(l->dir), p->comm, &req[nr++]);
+        MPI_Isend(&mine, 1, MPI_AINT, l->peer, l->dir, p->comm, &req[nr++]);
     }
-    if (MPI_Waitall(nr, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) rc = NARMA_ERR_MPI;
-    for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
-        const narmah_link *l = &p->link[i];
-        if (l->self) continue;
-        const MPI_Aint *ta = theirs + (size_t)i * n;
-        /* Our strip k lands in the peer's halo of direction opp(k), laid out by its shape. */
-        narmah_box tb = narmah_link_box(p, narmah_opp(l->dir), l->peer_nx, l->peer_ny, 1);
-        rc = fields_type(p, &l->send, mine, &s->otype[i]);
-        if (rc == NARMA_SUCCESS) rc = fields_type(p, &tb, ta, &s->ttype[i]);
-        s->taddr[i] = ta[0];
-    }
-    free(mine);
-    return rc;
+    return MPI_Waitall(nr, req, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? NARMA_SUCCESS : NARMA_ERR_MPI;
 }
-
-static void dyn_free(narmah_plan *p);
 
 static int dyn_init(narmah_plan *p)
 {
@@ -111,9 +57,32 @@ static int dyn_init(narmah_plan *p)
     if (s == NULL) return NARMA_ERR_NO_MEM;
     p->st = s;
     s->group = MPI_GROUP_NULL;
-    for (int i = 0; i < NARMAH_MAXLINKS; i++) s->otype[i] = s->ttype[i] = MPI_DATATYPE_NULL;
-    s->bound = calloc((size_t)p->d.nfields, sizeof(void *));
-    int rc = s->bound ? NARMA_Win_create_dynamic(MPI_INFO_NULL, p->comm, &s->win) : NARMA_ERR_NO_MEM;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "accumulate_ordering", "none");
+    MPI_Info_set(info, "coll_attach", "true");
+    int rc = NARMA_Win_create_dynamic(info, p->comm, &s->win); /* collective */
+    MPI_Info_free(&info);
+    if (rc) {
+        dyn_free(p);
+        return rc;
+    }
+    /* win_bytes is a multiple of NARMAH_ALIGN and at least the flag area. */
+    s->mem = aligned_alloc(NARMAH_ALIGN, p->win_bytes);
+    rc = s->mem ? NARMA_SUCCESS : NARMA_ERR_NO_MEM;
+    if (rc == NARMA_SUCCESS) {
+        memset(s->mem, 0, p->win_bytes);
+        rc = NARMA_Win_attach(s->win, s->mem, (MPI_Aint)p->win_bytes);
+        if (rc) free(s->mem), s->mem = NULL;
+    }
+    /* Agree before talking to neighbours: a rank that failed would not. */
+    int v = rc;
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, p->comm);
+    rc = v;
+    if (rc == NARMA_SUCCESS) {
+        p->recvbuf = s->mem + NARMAH_FLAGS_BYTES;
+        rc = swap_addresses(p, s);
+    }
     if (rc == NARMA_SUCCESS) rc = narmah_peer_group(p, s->win, &s->group);
     if (rc) dyn_free(p);
     return rc;
@@ -123,15 +92,18 @@ static int dyn_start(narmah_plan *p)
 {
     dyn_state *s = p->st;
     int rc = NARMA_SUCCESS;
-    if (memcmp(s->bound, p->fields, (size_t)p->d.nfields * sizeof(void *)) != 0) rc = bind(p, s);
-    if (rc == NARMA_SUCCESS && p->npeers) {
-        rc = NARMA_Win_post(s->group, 0, s->win);
+    if (p->npeers) {
+        rc = NARMA_Win_post(s->group, NARMA_MODE_NOSTORE, s->win);
         if (rc == NARMA_SUCCESS) rc = NARMA_Win_start(s->group, 0, s->win);
     }
     for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
         const narmah_link *l = &p->link[i];
         if (l->self) continue;
-        rc = NARMA_Put(p->fields[0], 1, s->otype[i], l->peer, s->taddr[i], 1, s->ttype[i], s->win);
+        narmah_pack(p, l, p->sendbuf + l->send_off);
+        /* Dynamic windows address targets by absolute address. */
+        rc = NARMA_Put(p->sendbuf + l->send_off, (int)l->bytes, MPI_BYTE, l->peer,
+                       MPI_Aint_add(s->peer_base[i], narmah_target_slot(p, l)), (int)l->bytes, MPI_BYTE,
+                       s->win);
     }
     if (rc == NARMA_SUCCESS) narmah_self_copies(p);
     return rc;
@@ -140,9 +112,14 @@ static int dyn_start(narmah_plan *p)
 static int dyn_finish(narmah_plan *p)
 {
     dyn_state *s = p->st;
-    if (!p->npeers) return NARMA_SUCCESS;
-    int rc = NARMA_Win_complete(s->win);
-    return rc ? rc : NARMA_Win_wait(s->win);
+    if (p->npeers) {
+        int rc = NARMA_Win_complete(s->win);
+        if (rc == NARMA_SUCCESS) rc = NARMA_Win_wait(s->win);
+        if (rc) return rc;
+    }
+    for (int i = 0; i < p->nlinks; i++)
+        if (!p->link[i].self) narmah_unpack(p, &p->link[i], narmah_recv_slot(p, &p->link[i]));
+    return NARMA_SUCCESS;
 }
 
 static void dyn_free(narmah_plan *p)
@@ -150,18 +127,13 @@ static void dyn_free(narmah_plan *p)
     dyn_state *s = p->st;
     if (s == NULL) return;
     if (s->win != NARMA_WIN_NULL) {
-        if (s->bound && s->bound[0] != NULL)
-            for (int f = 0; f < p->d.nfields; f++) {
-                int dup = 0;
-                for (int g = 0; g < f; g++) dup |= s->bound[g] == s->bound[f];
-                if (!dup) NARMA_Win_detach(s->win, s->bound[f]);
-            }
-        NARMA_Win_free(&s->win);
+        if (s->mem != NULL) NARMA_Win_detach(s->win, s->mem);
+        NARMA_Win_free(&s->win); /* collective: no neighbour still targets s->mem after it */
     }
-    free_types(p, s);
+    free(s->mem);
     if (s->group != MPI_GROUP_NULL) MPI_Group_free(&s->group);
-    free(s->bound);
     free(s);
+    p->recvbuf = NULL;
     p->st = NULL;
 }
 

@@ -10,7 +10,7 @@
  * process in that direction) are local copies. Regions and buffer layouts
  * are shared by all strategies, which is why they are bit-identical.
  *
- * Receive buffers (RMA strategies other than dynamic) hold two slots per
+ * Receive buffers (RMA strategies) hold two slots per
  * remote link, used by exchange parity. A slot of parity p is rewritten at
  * exchange n + 2 at the earliest, and a neighbour cannot begin exchange
  * n + 2 before finishing n + 1, which needs our data of n + 1, which we send
@@ -45,7 +45,6 @@ typedef struct {
     size_t recv_off;     /* slot of parity 0 in my receive buffer; parity 1 at + recv_stride */
     MPI_Aint target_disp; /* parity-0 slot for me in the peer's receive buffer */
     MPI_Aint target_stride; /* the peer's parity stride (its link set may differ from ours) */
-    int peer_nx, peer_ny; /* the peer's interior */
 } narmah_link;
 
 struct narmah_plan;
@@ -97,8 +96,6 @@ static inline int narmah_opp(int k) { return k ^ 1; }
 void narmah_pack(const narmah_plan *p, const narmah_link *l, char *dst);
 void narmah_unpack(const narmah_plan *p, const narmah_link *l, const char *src);
 void narmah_self_copies(const narmah_plan *p);
-narmah_box narmah_link_box(const narmah_plan *p, int k, int nx, int ny, int recv);
-int narmah_box_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t);
 
 /* Parity of the exchange in progress (seq counts from 1). */
 static inline int narmah_parity(const narmah_plan *p) { return (int)(p->seq & 1); }

@@ -80,24 +80,3 @@ void narmah_self_copies(const narmah_plan *p)
         }
     }
 }
-
-/* The datatype of box b of one field, lower bound at the field's start. */
-int narmah_box_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t)
-{
-    MPI_Datatype t2, t1, t0;
-    const MPI_Aint es = p->elsize;
-    int rc = MPI_Type_contiguous(b->n[2], p->d.datatype, &t2);
-    if (rc == MPI_SUCCESS) rc = MPI_Type_create_hvector(b->n[1], 1, b->s[1] * es, t2, &t1);
-    if (rc == MPI_SUCCESS) rc = MPI_Type_create_hvector(b->n[0], 1, b->s[0] * es, t1, &t0);
-    if (rc == MPI_SUCCESS) {
-        int one = 1;
-        MPI_Aint disp = b->off * es;
-        rc = MPI_Type_create_struct(1, &one, &disp, &t0, t);
-        MPI_Type_free(&t0);
-    }
-    if (rc == MPI_SUCCESS) {
-        MPI_Type_free(&t1);
-        MPI_Type_free(&t2);
-    }
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmah_mpi_err(rc);
-}

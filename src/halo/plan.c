@@ -147,9 +147,9 @@ static narmah_box make_box(const NARMA_Halo_desc *d, int x0, int nx, int y0, int
 }
 
 /* The send (recv = 0) or receive box of direction k for a rank whose
- * interior is nx by ny (another rank's, for dynamic's direct Puts). One-
- * direction plans with corners: strips span the other direction's halo. */
-narmah_box narmah_link_box(const narmah_plan *p, int k, int nx, int ny, int recv)
+ * interior is nx by ny. One-direction plans with corners: strips span the
+ * other direction's halo. */
+static narmah_box link_box(const narmah_plan *p, int k, int nx, int ny, int recv)
 {
     const NARMA_Halo_desc *d = &p->d;
     const int span = d->corners && d->directions != NARMA_HALO_BOTH;
@@ -198,8 +198,8 @@ static int build_links(narmah_plan *p)
         l->dir = k;
         if (MPI_Cart_rank(p->comm, c, &l->peer) != MPI_SUCCESS) return NARMA_ERR_MPI;
         l->self = l->peer == p->rank;
-        l->send = narmah_link_box(p, k, d->nx, d->ny, 0);
-        l->recv = narmah_link_box(p, k, d->nx, d->ny, 1);
+        l->send = link_box(p, k, d->nx, d->ny, 0);
+        l->recv = link_box(p, k, d->nx, d->ny, 1);
         int cx, cy, x0, y0;
         axis_range(dx, d->nx, d->halo_x, d->corners && !diag, 0, &x0, &cx);
         axis_range(dy, d->ny, d->halo_y, d->corners && !diag, 0, &y0, &cy);
@@ -254,7 +254,6 @@ static int handshake(narmah_plan *p)
             return NARMA_HALO_ERR_SHAPE;
         l->target_disp = (MPI_Aint)t->recv_disp[o];
         l->target_stride = (MPI_Aint)t->recv_stride;
-        l->peer_nx = t->nx, l->peer_ny = t->ny;
     }
     return NARMA_SUCCESS;
 }
