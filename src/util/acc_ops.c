@@ -612,7 +612,28 @@ static int elem_op_init(elem_op *e, MPI_Datatype basic, MPI_Op op)
     e->op = op;
     e->opc = op_code(op);
     if (e->opc == O_USER) return NARMA_ERR_OP;
-    classify(basic, &cls, &e->kind);
+    /* classify() scans a table and may ask MPI for sizes: remember the last
+     * few answers (basic types are predefined, so they never change). */
+    static struct {
+        MPI_Datatype type;
+        int cls, kind, valid;
+    } memo[4];
+    static unsigned memo_next;
+    int hit = 0;
+    for (int i = 0; i < 4 && !hit; i++)
+        if (memo[i].valid && memo[i].type == basic) {
+            cls = memo[i].cls;
+            e->kind = memo[i].kind;
+            hit = 1;
+        }
+    if (!hit) {
+        classify(basic, &cls, &e->kind);
+        unsigned slot = memo_next++ & 3;
+        memo[slot].type = basic;
+        memo[slot].cls = cls;
+        memo[slot].kind = e->kind;
+        memo[slot].valid = 1;
+    }
     if (!op_allowed(e->opc, cls)) return NARMA_ERR_OP;
     if ((rc = narmau_dtype_get(basic, &b))) return rc;
     if (b->nblocks < 0) return NARMA_ERR_TYPE;
