@@ -59,10 +59,20 @@ size_t bench_parse_size(const char *s)
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || end == s) return 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': v <<= 10; end++; break;
-    case 'M': v <<= 20; end++; break;
-    case 'G': v <<= 30; end++; break;
-    default: break;
+    case 'K':
+        v <<= 10;
+        end++;
+        break;
+    case 'M':
+        v <<= 20;
+        end++;
+        break;
+    case 'G':
+        v <<= 30;
+        end++;
+        break;
+    default:
+        break;
     }
     if (*end == 'i' || *end == 'I') end++;
     if (*end == 'b' || *end == 'B') end++;
@@ -116,7 +126,8 @@ void bench_fill(void *buf, size_t n, uint64_t seed)
         uint64_t w = pattern_word(seed, i / 8);
         memcpy(p + i, &w, 8); /* little-endian order matches bench_pattern_byte on x86/arm */
     }
-    for (; i < n; i++) p[i] = bench_pattern_byte(seed, i);
+    for (; i < n; i++)
+        p[i] = bench_pattern_byte(seed, i);
 }
 
 long bench_verify(const void *buf, size_t n, uint64_t seed)

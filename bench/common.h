@@ -17,17 +17,19 @@
 /* ---- fatal errors ------------------------------------------------------ */
 
 /** Print "bench: <where>: <message>" and abort every rank. */
-void bench_die(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+void bench_die(const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
 
 #define BENCH_STR2(x) #x
 #define BENCH_STR(x)  BENCH_STR2(x)
 #define BENCH_HERE    __FILE__ ":" BENCH_STR(__LINE__)
 
 /** Abort unless an MPI call returns MPI_SUCCESS. */
-#define MPI_CHECK(call)                                                                  \
-    do {                                                                                 \
-        int bench_rc_ = (call);                                                          \
-        if (bench_rc_ != MPI_SUCCESS) bench_die(BENCH_HERE, "%s -> MPI error %d", #call, bench_rc_); \
+#define MPI_CHECK(call)                                                    \
+    do {                                                                   \
+        int bench_rc_ = (call);                                            \
+        if (bench_rc_ != MPI_SUCCESS)                                      \
+            bench_die(BENCH_HERE, "%s -> MPI error %d", #call, bench_rc_); \
     } while (0)
 
 /* ---- time and statistics ---------------------------------------------- */

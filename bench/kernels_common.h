@@ -19,13 +19,13 @@
 #include "common.h"
 
 /** Abort every rank unless a narma call returns NARMA_SUCCESS. */
-#define NARMA_CHECK(call)                                                               \
-    do {                                                                                \
-        int kern_nrc_ = (call);                                                         \
-        if (kern_nrc_ != NARMA_SUCCESS)                                                 \
-            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,                 \
-                      NARMA_Error_string(kern_nrc_), kern_nrc_,                         \
-                      kern_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0);          \
+#define NARMA_CHECK(call)                                                      \
+    do {                                                                       \
+        int kern_nrc_ = (call);                                                \
+        if (kern_nrc_ != NARMA_SUCCESS)                                        \
+            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,        \
+                      NARMA_Error_string(kern_nrc_), kern_nrc_,                \
+                      kern_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
     } while (0)
 
 /** Status of a scheme over a run. */
@@ -45,7 +45,8 @@ static inline void kern_cpu_model(char *buf, size_t len)
         const char *v = strchr(line, ':');
         if (!v) continue;
         v++;
-        while (*v == ' ' || *v == '\t') v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
         snprintf(buf, len, "%s", v);
         buf[strcspn(buf, "\n")] = '\0';
         break;
@@ -103,7 +104,8 @@ static inline int kern_parse_schemes(const char *list, const char *const *names,
     char *copy = strdup(list);
     int bad = 0;
     if (!copy) return 1;
-    for (int s = 0; s < n; s++) selected[s] = 0;
+    for (int s = 0; s < n; s++)
+        selected[s] = 0;
     for (char *tok = strtok(copy, ","); tok && !bad; tok = strtok(NULL, ",")) {
         int found = 0;
         for (int s = 0; s < n; s++)
@@ -117,7 +119,8 @@ static inline int kern_parse_schemes(const char *list, const char *const *names,
 /** Print " name1 name2 ..." (for usage texts). */
 static inline void kern_list_schemes(FILE *f, const char *const *names, int n)
 {
-    for (int s = 0; s < n; s++) fprintf(f, " %s", names[s]);
+    for (int s = 0; s < n; s++)
+        fprintf(f, " %s", names[s]);
     fprintf(f, "\n");
 }
 
@@ -138,7 +141,8 @@ static inline int kern_rotated(const int *selected, int n, int rep, int k)
 static inline int kern_count(const int *selected, int n)
 {
     int m = 0;
-    for (int s = 0; s < n; s++) m += selected[s] != 0;
+    for (int s = 0; s < n; s++)
+        m += selected[s] != 0;
     return m;
 }
 
@@ -163,8 +167,8 @@ static inline void kern_watchdog(int sig)
 /** (Re)arm the watchdog for `seconds` (0 disarms); what/scheme/size name the work. */
 static inline void kern_arm(int seconds, const char *prog, const char *scheme, size_t size)
 {
-    snprintf(kern_watchdog_msg, sizeof kern_watchdog_msg, "%s, scheme %s, size %zu\n", prog,
-             scheme, size);
+    snprintf(kern_watchdog_msg, sizeof kern_watchdog_msg, "%s, scheme %s, size %zu\n", prog, scheme,
+             size);
     signal(SIGALRM, kern_watchdog);
     alarm((unsigned)seconds);
 }

@@ -42,9 +42,10 @@
 
 enum scheme_id { S_ISEND, S_MPI_PUT, S_NARMA_PUT, S_NOTIFY, S_COUNT };
 
-static const char *const scheme_names[S_COUNT] = {
-    [S_ISEND] = "mpi_isend", [S_MPI_PUT] = "mpi_put", [S_NARMA_PUT] = "narma_put",
-    [S_NOTIFY] = "narma_notify"};
+static const char *const scheme_names[S_COUNT] = {[S_ISEND] = "mpi_isend",
+                                                  [S_MPI_PUT] = "mpi_put",
+                                                  [S_NARMA_PUT] = "narma_put",
+                                                  [S_NOTIFY] = "narma_notify"};
 
 struct options {
     size_t sizes[MAX_SIZES];
@@ -76,7 +77,8 @@ static double compute_sink;
 static void compute(long units)
 {
     double x = compute_sink;
-    for (long i = 0; i < units; i++) x = x * 0.9999999 + 1e-9;
+    for (long i = 0; i < units; i++)
+        x = x * 0.9999999 + 1e-9;
     compute_sink = x;
 }
 
@@ -103,7 +105,9 @@ static void setup(struct scheme *s, int id, const struct pair *p)
     s->note = NARMA_REQUEST_NULL;
     MPI_Aint bytes = (MPI_Aint)p->max_size;
     switch (id) {
-    case S_ISEND: s->rbuf = bench_alloc(p->max_size); break;
+    case S_ISEND:
+        s->rbuf = bench_alloc(p->max_size);
+        break;
     case S_MPI_PUT:
         MPI_CHECK(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, p->comm, &s->rbuf, &s->mwin));
         MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->mwin));
@@ -121,7 +125,9 @@ static void setup(struct scheme *s, int id, const struct pair *p)
 static void teardown(struct scheme *s)
 {
     switch (s->id) {
-    case S_ISEND: free(s->rbuf); break;
+    case S_ISEND:
+        free(s->rbuf);
+        break;
     case S_MPI_PUT:
         MPI_CHECK(MPI_Win_unlock_all(s->mwin));
         MPI_CHECK(MPI_Win_free(&s->mwin));
@@ -176,15 +182,18 @@ static void target_op(struct scheme *s, const struct pair *p, size_t size)
         NARMA_CHECK(NARMA_Start(&s->note));
         NARMA_CHECK(NARMA_Wait(&s->note, MPI_STATUS_IGNORE));
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
 /* Target: make the origin's completed puts visible to loads (unified model). */
 static void target_sync(struct scheme *s)
 {
-    if (s->id == S_MPI_PUT) MPI_CHECK(MPI_Win_sync(s->mwin));
-    else if (s->id != S_ISEND) NARMA_CHECK(NARMA_Win_sync(s->nwin));
+    if (s->id == S_MPI_PUT)
+        MPI_CHECK(MPI_Win_sync(s->mwin));
+    else if (s->id != S_ISEND)
+        NARMA_CHECK(NARMA_Win_sync(s->nwin));
 }
 
 /* N iterations of the op with `units` of computation; the origin's median. */
@@ -193,8 +202,10 @@ static double phase(struct scheme *s, const struct pair *p, size_t size, long it
 {
     for (long i = -1; i < iters; i++) { /* i == -1: warm-up */
         double t = 0;
-        if (p->rank == 0) t = origin_op(s, p, size, units);
-        else target_op(s, p, size);
+        if (p->rank == 0)
+            t = origin_op(s, p, size, units);
+        else
+            target_op(s, p, size);
         MPI_CHECK(MPI_Barrier(p->comm));
         if (i >= 0) samples[i] = t;
     }
@@ -275,15 +286,16 @@ static void usage(FILE *f)
 static int parse_options(int argc, char **argv, struct options *o, int verbose)
 {
     static const struct option longopts[] = {
-        {"sizes", required_argument, 0, 's'},   {"iters", required_argument, 0, 'i'},
-        {"reps", required_argument, 0, 'r'},    {"schemes", required_argument, 0, 'S'},
-        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"sizes", required_argument, 0, 's'}, {"iters", required_argument, 0, 'i'},
+        {"reps", required_argument, 0, 'r'},  {"schemes", required_argument, 0, 'S'},
+        {"csv", required_argument, 0, 'c'},   {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     FILE *err = verbose ? stderr : fopen("/dev/null", "w");
     int bad = 0, c;
     *o = (struct options){.iters = 100, .reps = 5, .timeout = 120};
     o->nsizes = bench_parse_size_list("8,64,512,4K,32K,256K,1M", o->sizes, MAX_SIZES);
-    for (int s = 0; s < S_COUNT; s++) o->selected[s] = 1;
+    for (int s = 0; s < S_COUNT; s++)
+        o->selected[s] = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -291,15 +303,27 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
             o->nsizes = bench_parse_size_list(optarg, o->sizes, MAX_SIZES);
             if (o->nsizes <= 0) bad = fprintf(err, PROG ": bad --sizes '%s'\n", optarg) > 0;
             break;
-        case 'i': o->iters = atol(optarg); break;
-        case 'r': o->reps = atoi(optarg); break;
+        case 'i':
+            o->iters = atol(optarg);
+            break;
+        case 'r':
+            o->reps = atoi(optarg);
+            break;
         case 'S':
             bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
             break;
-        case 'c': o->csv = optarg; break;
-        case 't': o->timeout = atoi(optarg); break;
-        case 'h': usage(verbose ? stdout : err); bad = -1; break;
-        default: bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
+        case 'c':
+            o->csv = optarg;
+            break;
+        case 't':
+            o->timeout = atoi(optarg);
+            break;
+        case 'h':
+            usage(verbose ? stdout : err);
+            bad = -1;
+            break;
+        default:
+            bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
         }
     }
     if (!bad && (o->iters < 1 || o->reps < 1 || o->timeout < 1))
@@ -383,7 +407,8 @@ int main(int argc, char **argv)
         for (int m = 0; m < M_COUNT; m++) {
             res[m] = malloc(cells * sizeof(double));
             if (!res[m]) bench_die(BENCH_HERE, "out of memory");
-            for (size_t i = 0; i < cells; i++) res[m][i] = NAN;
+            for (size_t i = 0; i < cells; i++)
+                res[m][i] = NAN;
         }
 #define AT(m, s, z) (res[m] + ((size_t)(s) * (size_t)o.nsizes + (size_t)(z)) * (size_t)o.reps)
         double *samples = malloc((size_t)o.iters * sizeof *samples);
@@ -412,7 +437,8 @@ int main(int argc, char **argv)
                         bench_now() - t_start);
         }
         alarm(0);
-        for (int s = 0; s < S_COUNT; s++) failed |= status[s] == KS_FAILED;
+        for (int s = 0; s < S_COUNT; s++)
+            failed |= status[s] == KS_FAILED;
 
         if (p.rank == 0) {
             static const struct {
@@ -420,11 +446,12 @@ int main(int argc, char **argv)
                 double scale;
             } tables[M_COUNT] = {
                 [M_OVERLAP] = {"Overlap (%): share of t_comm hidden by computation, median over "
-                               "repetitions", "overlap", 100},
+                               "repetitions",
+                               "overlap", 100},
                 [M_COMM] = {"t_comm (us): initiation + completion, no computation", "t_comm_us",
                             1e6},
-                [M_COMPUTE] = {"t_compute (us): the calibrated computation alone",
-                               "t_compute_us", 1e6},
+                [M_COMPUTE] = {"t_compute (us): the calibrated computation alone", "t_compute_us",
+                               1e6},
                 [M_TOTAL] = {"t_total (us): initiation + computation + completion", "t_total_us",
                              1e6},
             };
@@ -464,7 +491,8 @@ int main(int argc, char **argv)
         for (int s = 0; s < S_COUNT; s++)
             if (status[s] != KS_OFF) teardown(&sc[s]);
         bench_csv_close();
-        for (int m = 0; m < M_COUNT; m++) free(res[m]);
+        for (int m = 0; m < M_COUNT; m++)
+            free(res[m]);
         free(samples);
         MPI_CHECK(MPI_Comm_free(&p.comm));
     }

@@ -35,8 +35,8 @@
 #define MAXQ  4
 #define MAXS  3
 
-enum { S_BLK, S_NB, S_MPI };               /* series of the pattern patterns */
-enum { S_OFF, S_ON };                      /* series of the reorder patterns */
+enum { S_BLK, S_NB, S_MPI }; /* series of the pattern patterns */
+enum { S_OFF, S_ON };        /* series of the reorder patterns */
 enum { F_AAAR, F_AAER, F_EAER, F_EAAR, NFLAGS };
 
 static const char *const flag_keys[NFLAGS] = {
@@ -45,15 +45,15 @@ static const char *const flag_keys[NFLAGS] = {
 
 static struct {
     int rank, nranks;
-    size_t size;           /* bytes per put */
+    size_t size; /* bytes per put */
     long delay_us;
-    char *src;             /* origin buffer */
-    MPI_Win mwin;          /* MPI's window */
-    NARMA_Win nwin;        /* narma window, no flag */
+    char *src;                 /* origin buffer */
+    MPI_Win mwin;              /* MPI's window */
+    NARMA_Win nwin;            /* narma window, no flag */
     NARMA_Win fwin[NFLAGS][2]; /* narma windows with one flag false / true */
-    NARMA_Win cur;         /* the narma window of the running series */
+    NARMA_Win cur;             /* the narma window of the running series */
     int series;
-    int mpi;               /* the running series uses MPI's calls */
+    int mpi; /* the running series uses MPI's calls */
     double t0;
     MPI_Group world;
 } g;
@@ -86,9 +86,9 @@ static void start_at_common_t0(void)
 
 /* ---- one set of synchronisation calls over the three series ---------------- */
 
-#define NCHECK(call)                                                                   \
-    do {                                                                               \
-        int rc_ = (call);                                                              \
+#define NCHECK(call)                                                                               \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
         if (rc_ != NARMA_SUCCESS) bench_die(BENCH_HERE, "%s: %s", #call, NARMA_Error_string(rc_)); \
     } while (0)
 
@@ -114,9 +114,12 @@ static void x_start(int peer)
 {
     MPI_Group grp = group_of(peer);
     NARMA_Request r;
-    if (g.mpi) MPI_CHECK(MPI_Win_start(grp, 0, g.mwin));
-    else if (nonblocking()) opened(NARMA_Win_istart(grp, 0, g.cur, &r), &r);
-    else NCHECK(NARMA_Win_start(grp, 0, g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Win_start(grp, 0, g.mwin));
+    else if (nonblocking())
+        opened(NARMA_Win_istart(grp, 0, g.cur, &r), &r);
+    else
+        NCHECK(NARMA_Win_start(grp, 0, g.cur));
     MPI_Group_free(&grp);
 }
 
@@ -124,9 +127,12 @@ static void x_post(int peer)
 {
     MPI_Group grp = group_of(peer);
     NARMA_Request r;
-    if (g.mpi) MPI_CHECK(MPI_Win_post(grp, 0, g.mwin));
-    else if (nonblocking()) opened(NARMA_Win_ipost(grp, 0, g.cur, &r), &r);
-    else NCHECK(NARMA_Win_post(grp, 0, g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Win_post(grp, 0, g.mwin));
+    else if (nonblocking())
+        opened(NARMA_Win_ipost(grp, 0, g.cur, &r), &r);
+    else
+        NCHECK(NARMA_Win_post(grp, 0, g.cur));
     MPI_Group_free(&grp);
 }
 
@@ -134,44 +140,59 @@ static void x_post(int peer)
 static NARMA_Request x_complete(void)
 {
     NARMA_Request r = NARMA_REQUEST_NULL;
-    if (g.mpi) MPI_CHECK(MPI_Win_complete(g.mwin));
-    else if (nonblocking()) NCHECK(NARMA_Win_icomplete(g.cur, &r));
-    else NCHECK(NARMA_Win_complete(g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Win_complete(g.mwin));
+    else if (nonblocking())
+        NCHECK(NARMA_Win_icomplete(g.cur, &r));
+    else
+        NCHECK(NARMA_Win_complete(g.cur));
     return r;
 }
 
 static NARMA_Request x_wait(void)
 {
     NARMA_Request r = NARMA_REQUEST_NULL;
-    if (g.mpi) MPI_CHECK(MPI_Win_wait(g.mwin));
-    else if (nonblocking()) NCHECK(NARMA_Win_iwait(g.cur, &r));
-    else NCHECK(NARMA_Win_wait(g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Win_wait(g.mwin));
+    else if (nonblocking())
+        NCHECK(NARMA_Win_iwait(g.cur, &r));
+    else
+        NCHECK(NARMA_Win_wait(g.cur));
     return r;
 }
 
 static NARMA_Request x_fence(int assert)
 {
     NARMA_Request r = NARMA_REQUEST_NULL;
-    if (g.mpi) MPI_CHECK(MPI_Win_fence(assert, g.mwin));
-    else if (nonblocking()) NCHECK(NARMA_Win_ifence(assert, g.cur, &r));
-    else NCHECK(NARMA_Win_fence(assert, g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Win_fence(assert, g.mwin));
+    else if (nonblocking())
+        NCHECK(NARMA_Win_ifence(assert, g.cur, &r));
+    else
+        NCHECK(NARMA_Win_fence(assert, g.cur));
     return r;
 }
 
 static void x_lock(int target)
 {
     NARMA_Request r;
-    if (g.mpi) MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, g.mwin));
-    else if (nonblocking()) opened(NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, g.cur, &r), &r);
-    else NCHECK(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, g.mwin));
+    else if (nonblocking())
+        opened(NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, target, 0, g.cur, &r), &r);
+    else
+        NCHECK(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, g.cur));
 }
 
 static NARMA_Request x_unlock(int target)
 {
     NARMA_Request r = NARMA_REQUEST_NULL;
-    if (g.mpi) MPI_CHECK(MPI_Win_unlock(target, g.mwin));
-    else if (nonblocking()) NCHECK(NARMA_Win_iunlock(target, g.cur, &r));
-    else NCHECK(NARMA_Win_unlock(target, g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Win_unlock(target, g.mwin));
+    else if (nonblocking())
+        NCHECK(NARMA_Win_iunlock(target, g.cur, &r));
+    else
+        NCHECK(NARMA_Win_unlock(target, g.cur));
     return r;
 }
 
@@ -180,8 +201,10 @@ static void x_put(int target)
 {
     MPI_Aint disp = (MPI_Aint)g.rank * (MPI_Aint)g.size;
     int n = (int)g.size;
-    if (g.mpi) MPI_CHECK(MPI_Put(g.src, n, MPI_BYTE, target, disp, n, MPI_BYTE, g.mwin));
-    else NCHECK(NARMA_Put(g.src, n, MPI_BYTE, target, disp, n, MPI_BYTE, g.cur));
+    if (g.mpi)
+        MPI_CHECK(MPI_Put(g.src, n, MPI_BYTE, target, disp, n, MPI_BYTE, g.mwin));
+    else
+        NCHECK(NARMA_Put(g.src, n, MPI_BYTE, target, disp, n, MPI_BYTE, g.cur));
 }
 
 /* Zero-byte messages that order ranks without timing. */
@@ -446,32 +469,97 @@ static void eaar(double *q)
 struct pattern {
     const char *name, *figure;
     void (*run)(double *q);
-    void (*pre)(void);   /* before time 0 (e.g. an early post), may be NULL */
-    void (*post)(void);  /* after the measurement, may be NULL */
-    int flag;            /* -1: blocking vs nonblocking vs MPI; else the reorder flag */
+    void (*pre)(void);  /* before time 0 (e.g. an early post), may be NULL */
+    void (*post)(void); /* after the measurement, may be NULL */
+    int flag;           /* -1: blocking vs nonblocking vs MPI; else the reorder flag */
     int nq;
     const char *qname[MAXQ];
-    int judged;          /* index of the compared quantity */
-    double target;       /* the ratio must not exceed it */
+    int judged;    /* index of the compared quantity */
+    double target; /* the ratio must not exceed it */
 };
 
 static const struct pattern patterns[] = {
-    {"late_post", "fig. 2", late_post, NULL, NULL, -1, 3,
-     {"access epoch", "next activity done", "cumulative"}, 1, 0.35},
-    {"late_complete", "fig. 3", late_complete, late_complete_pre, NULL, -1, 2,
-     {"target exposure", "origin epoch"}, 0, 0.35},
-    {"early_fence", "fig. 4", early_fence, fence_pre, fence_post, -1, 2,
-     {"cumulative", "beyond computation"}, 1, 0.35},
-    {"wait_at_fence", "fig. 5", wait_at_fence, fence_pre, fence_post, -1, 2,
-     {"target fence", "origin fence"}, 0, 0.35},
-    {"late_unlock", "fig. 6", late_unlock, NULL, NULL, -1, 2, {"first lock (O0)", "second lock (O1)"}, 1,
+    {"late_post",
+     "fig. 2",
+     late_post,
+     NULL,
+     NULL,
+     -1,
+     3,
+     {"access epoch", "next activity done", "cumulative"},
+     1,
      0.35},
-    {"aaar_gats", "fig. 7", aaar_gats, NULL, NULL, F_AAAR, 3,
-     {"T1 exposure", "origin cumulative", "T0 exposure"}, 0, 0.5},
-    {"aaar_lock", "fig. 8", aaar_lock, NULL, NULL, F_AAAR, 2, {"O1 second epoch", "O1 cumulative"}, 0,
+    {"late_complete",
+     "fig. 3",
+     late_complete,
+     late_complete_pre,
+     NULL,
+     -1,
+     2,
+     {"target exposure", "origin epoch"},
+     0,
+     0.35},
+    {"early_fence",
+     "fig. 4",
+     early_fence,
+     fence_pre,
+     fence_post,
+     -1,
+     2,
+     {"cumulative", "beyond computation"},
+     1,
+     0.35},
+    {"wait_at_fence",
+     "fig. 5",
+     wait_at_fence,
+     fence_pre,
+     fence_post,
+     -1,
+     2,
+     {"target fence", "origin fence"},
+     0,
+     0.35},
+    {"late_unlock",
+     "fig. 6",
+     late_unlock,
+     NULL,
+     NULL,
+     -1,
+     2,
+     {"first lock (O0)", "second lock (O1)"},
+     1,
+     0.35},
+    {"aaar_gats",
+     "fig. 7",
+     aaar_gats,
+     NULL,
+     NULL,
+     F_AAAR,
+     3,
+     {"T1 exposure", "origin cumulative", "T0 exposure"},
+     0,
+     0.5},
+    {"aaar_lock",
+     "fig. 8",
+     aaar_lock,
+     NULL,
+     NULL,
+     F_AAAR,
+     2,
+     {"O1 second epoch", "O1 cumulative"},
+     0,
      0.5},
     {"aaer", "fig. 9", aaer, NULL, NULL, F_AAER, 2, {"P1 exposure", "P2 cumulative"}, 0, 0.5},
-    {"eaer", "fig. 10", eaer, NULL, NULL, F_EAER, 2, {"O1 access epoch", "target cumulative"}, 0, 0.5},
+    {"eaer",
+     "fig. 10",
+     eaer,
+     NULL,
+     NULL,
+     F_EAER,
+     2,
+     {"O1 access epoch", "target cumulative"},
+     0,
+     0.5},
     {"eaar", "fig. 11", eaar, NULL, NULL, F_EAAR, 2, {"P1 access epoch", "P2 cumulative"}, 0, 0.5},
 };
 #define NPATTERNS (int)(sizeof patterns / sizeof patterns[0])
@@ -518,8 +606,7 @@ static int run_pattern(const struct pattern *p, int reps)
     const double ratio = med[num][p->judged] / med[den][p->judged];
     if (g.rank == 0) {
         printf("\n# %s (paper %s)%s%s: median over %d reps, microseconds from time 0\n", p->name,
-               p->figure, p->flag < 0 ? "" : ", key ", p->flag < 0 ? "" : flag_keys[p->flag],
-               reps);
+               p->figure, p->flag < 0 ? "" : ", key ", p->flag < 0 ? "" : flag_keys[p->flag], reps);
         printf("# %-12s", "series");
         for (int k = 0; k < p->nq; k++)
             printf(" %20s", p->qname[k]);
@@ -587,16 +674,30 @@ int main(int argc, char **argv)
                                          {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "p:r:d:s:c:h", opts, NULL)) != -1;) {
         switch (c) {
-        case 'p': only = optarg; break;
-        case 'r': reps = atoi(optarg); break;
-        case 'd': g.delay_us = atol(optarg); break;
-        case 's': g.size = bench_parse_size(optarg); break;
-        case 'c': csv = optarg; break;
-        default: usage(); MPI_Finalize(); return c == 'h' ? 0 : 1;
+        case 'p':
+            only = optarg;
+            break;
+        case 'r':
+            reps = atoi(optarg);
+            break;
+        case 'd':
+            g.delay_us = atol(optarg);
+            break;
+        case 's':
+            g.size = bench_parse_size(optarg);
+            break;
+        case 'c':
+            csv = optarg;
+            break;
+        default:
+            usage();
+            MPI_Finalize();
+            return c == 'h' ? 0 : 1;
         }
     }
     if (g.nranks < 3 || reps < 1 || g.size == 0 || g.size > (1u << 30) || g.delay_us < 0) {
-        if (g.rank == 0) fprintf(stderr, "patterns: needs >= 3 ranks, reps >= 1, 0 < size <= 1 GiB\n");
+        if (g.rank == 0)
+            fprintf(stderr, "patterns: needs >= 3 ranks, reps >= 1, 0 < size <= 1 GiB\n");
         usage();
         MPI_Finalize();
         return 1;
@@ -630,8 +731,10 @@ int main(int argc, char **argv)
         ran++;
         met += run_pattern(&patterns[i], reps);
     }
-    if (!found) usage();
-    else if (g.rank == 0) printf("\n# %d of %d judged ratios meet their target\n", met, ran);
+    if (!found)
+        usage();
+    else if (g.rank == 0)
+        printf("\n# %d of %d judged ratios meet their target\n", met, ran);
     if (g.rank == 0) bench_csv_close();
     for (int f = 0; f < NFLAGS; f++)
         for (int s = 0; s < 2; s++)

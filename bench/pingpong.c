@@ -31,7 +31,7 @@
 #define MAX_SIZES 64
 
 unsigned pp_sink; /* see pp_consume */
-#define BENCH     "pingpong"
+#define BENCH "pingpong"
 
 /* ---- the schemes ------------------------------------------------------- */
 
@@ -75,18 +75,18 @@ enum scheme_status { ST_OFF, ST_UNAVAILABLE, ST_READY, ST_FAILED };
 struct options {
     size_t sizes[MAX_SIZES];
     int nsizes;
-    long iters;          /* iterations per block for sizes up to SCALE_FROM */
+    long iters; /* iterations per block for sizes up to SCALE_FROM */
     int reps;
     const char *csv;
     int selected[S_COUNT];
     int bw, costs;
-    int timeout;         /* seconds without finishing a block before giving up */
+    int timeout; /* seconds without finishing a block before giving up */
 };
 
-#define SCALE_FROM  131072 /* above this, iterations shrink in proportion to the size */
-#define MIN_ITERS   20
-#define BW_BUDGET   ((size_t)1 << 28) /* bytes streamed per timed bandwidth block */
-#define BW_MIN_WIN  3
+#define SCALE_FROM 131072 /* above this, iterations shrink in proportion to the size */
+#define MIN_ITERS  20
+#define BW_BUDGET  ((size_t)1 << 28) /* bytes streamed per timed bandwidth block */
+#define BW_MIN_WIN 3
 
 static void usage(FILE *f)
 {
@@ -99,7 +99,8 @@ static void usage(FILE *f)
             "  --reps R         interleaved repetitions (default 7)\n"
             "  --schemes LIST   subset of:",
             SCALE_FROM, SCALE_FROM, MIN_ITERS);
-    for (int s = 0; s < S_COUNT; s++) fprintf(f, " %s", schemes[s]->name);
+    for (int s = 0; s < S_COUNT; s++)
+        fprintf(f, " %s", schemes[s]->name);
     fprintf(f, "\n"
                "  --csv FILE       also write every table row as bench,scheme,size,metric,value\n"
                "  --no-bw          skip the streaming bandwidth table\n"
@@ -110,18 +111,23 @@ static void usage(FILE *f)
 /* Parse argv identically on every rank; returns 0, 1 after printing an error, -1 after --help. */
 static int parse_options(int argc, char **argv, struct options *o, int verbose)
 {
-    static const struct option longopts[] = {
-        {"sizes", required_argument, 0, 's'},  {"max-size", required_argument, 0, 'm'},
-        {"iters", required_argument, 0, 'i'},  {"reps", required_argument, 0, 'r'},
-        {"schemes", required_argument, 0, 'S'}, {"csv", required_argument, 0, 'c'},
-        {"no-bw", no_argument, 0, 'B'},        {"no-costs", no_argument, 0, 'C'},
-        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"sizes", required_argument, 0, 's'},
+                                             {"max-size", required_argument, 0, 'm'},
+                                             {"iters", required_argument, 0, 'i'},
+                                             {"reps", required_argument, 0, 'r'},
+                                             {"schemes", required_argument, 0, 'S'},
+                                             {"csv", required_argument, 0, 'c'},
+                                             {"no-bw", no_argument, 0, 'B'},
+                                             {"no-costs", no_argument, 0, 'C'},
+                                             {"timeout", required_argument, 0, 't'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     FILE *err = verbose ? stderr : fopen("/dev/null", "w");
     size_t max_size = 4u << 20;
     int have_sizes = 0, bad = 0, c;
     *o = (struct options){.iters = 10000, .reps = 7, .bw = 1, .costs = 1, .timeout = 120};
-    for (int s = 0; s < S_COUNT; s++) o->selected[s] = 1;
+    for (int s = 0; s < S_COUNT; s++)
+        o->selected[s] = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -144,7 +150,8 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
             break;
         case 'S': {
             char *copy = strdup(optarg);
-            for (int s = 0; s < S_COUNT; s++) o->selected[s] = 0;
+            for (int s = 0; s < S_COUNT; s++)
+                o->selected[s] = 0;
             for (char *tok = strtok(copy, ","); tok && !bad; tok = strtok(NULL, ",")) {
                 int found = 0;
                 for (int s = 0; s < S_COUNT; s++)
@@ -155,12 +162,24 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
             free(copy);
             break;
         }
-        case 'c': o->csv = optarg; break;
-        case 'B': o->bw = 0; break;
-        case 'C': o->costs = 0; break;
-        case 't': o->timeout = atoi(optarg); break;
-        case 'h': usage(verbose ? stdout : err); bad = -1; break;
-        default: bad = fprintf(err, "pingpong: unknown option '%s'\n", argv[optind - 1]);
+        case 'c':
+            o->csv = optarg;
+            break;
+        case 'B':
+            o->bw = 0;
+            break;
+        case 'C':
+            o->costs = 0;
+            break;
+        case 't':
+            o->timeout = atoi(optarg);
+            break;
+        case 'h':
+            usage(verbose ? stdout : err);
+            bad = -1;
+            break;
+        default:
+            bad = fprintf(err, "pingpong: unknown option '%s'\n", argv[optind - 1]);
         }
     }
     if (!have_sizes)
@@ -180,10 +199,7 @@ static long iters_for(const struct options *o, size_t size)
 }
 
 /* Round trips per timing sample: 8 while that leaves >= 1000 samples, else 1. */
-static long batch_for(long iters)
-{
-    return iters >= 8000 ? 8 : 1;
-}
+static long batch_for(long iters) { return iters >= 8000 ? 8 : 1; }
 
 static long windows_for(const struct options *o, size_t size)
 {
@@ -208,8 +224,8 @@ static void watchdog(int sig)
 
 static void arm_watchdog(int seconds, const char *what, const char *scheme, size_t size, int rep)
 {
-    snprintf(watchdog_msg, sizeof watchdog_msg, "%s of %s, size %zu, repetition %d\n", what,
-             scheme, size, rep);
+    snprintf(watchdog_msg, sizeof watchdog_msg, "%s of %s, size %zu, repetition %d\n", what, scheme,
+             size, rep);
     alarm((unsigned)seconds);
 }
 
@@ -242,10 +258,7 @@ static int check_delivery(const struct pp_scheme *s, const struct pp_inst *inst,
 }
 
 /* Seeds differ per block, so a block cannot pass on data left by an earlier one. */
-static uint64_t block_seed(uint64_t block, int rank)
-{
-    return 2 * block + (uint64_t)rank + 1;
-}
+static uint64_t block_seed(uint64_t block, int rank) { return 2 * block + (uint64_t)rank + 1; }
 
 /* One latency block; returns the client's median half round trip in microseconds. */
 static double latency_block(const struct pp_scheme *s, struct pp_inst *inst, size_t size,
@@ -256,13 +269,15 @@ static double latency_block(const struct pp_scheme *s, struct pp_inst *inst, siz
     bench_fill(inst->sbuf, size, block_seed(block, env->rank));
     s->round(inst, size);
     *bad = check_delivery(s, inst, size, block_seed(block, env->peer), "ping-pong");
-    for (long i = 0, warm = iters / 10 + 1; i < warm; i++) s->round(inst, size);
+    for (long i = 0, warm = iters / 10 + 1; i < warm; i++)
+        s->round(inst, size);
     /* A sample is the mean of `batch` round trips, so that the clock (~30 ns a read,
      * 10 ns granularity here) stays small against a 120 ns raw round trip. */
     long batch = batch_for(iters), nsamples = iters / batch;
     double t = bench_now();
     for (long i = 0; i < nsamples; i++) {
-        for (long b = 0; b < batch; b++) s->round(inst, size);
+        for (long b = 0; b < batch; b++)
+            s->round(inst, size);
         double t2 = bench_now();
         samples[i] = (t2 - t) / (double)batch;
         t = t2;
@@ -311,9 +326,8 @@ static void progress(const char *what, int rep, int reps)
                 bench_now() - t0);
 }
 
-static void run_latency(const struct options *o, const struct pp_env *env,
-                        struct pp_inst *inst, enum scheme_status *st, struct results *res,
-                        uint64_t *block)
+static void run_latency(const struct options *o, const struct pp_env *env, struct pp_inst *inst,
+                        enum scheme_status *st, struct results *res, uint64_t *block)
 {
     int order[S_COUNT], n = 0;
     for (int s = 0; s < S_COUNT; s++)
@@ -340,9 +354,8 @@ static void run_latency(const struct options *o, const struct pp_env *env,
     free(samples);
 }
 
-static void run_bandwidth(const struct options *o, const struct pp_env *env,
-                          struct pp_inst *inst, enum scheme_status *st, struct results *res,
-                          uint64_t *block)
+static void run_bandwidth(const struct options *o, const struct pp_env *env, struct pp_inst *inst,
+                          enum scheme_status *st, struct results *res, uint64_t *block)
 {
     int order[S_COUNT], n = 0;
     for (int s = 0; s < S_COUNT; s++)
@@ -417,7 +430,9 @@ static void print_table(const struct options *o, const struct results *r, double
             const double *x = at(r, base, s, z, 0);
             double v = NAN;
             switch (view) {
-            case V_VALUE: v = rep_median(r, x, NULL); break;
+            case V_VALUE:
+                v = rep_median(r, x, NULL);
+                break;
             case V_RATIO_SENDRECV:
                 if (st[S_MPI_SENDRECV] == ST_READY)
                     v = rep_median(r, x, at(r, base, S_MPI_SENDRECV, z, 0));
@@ -425,7 +440,9 @@ static void print_table(const struct options *o, const struct results *r, double
             case V_RATIO_RAW:
                 if (st[S_RAW_SHM] == ST_READY) v = rep_median(r, x, at(r, base, S_RAW_SHM, z, 0));
                 break;
-            case V_SPREAD: v = spread(r, x); break;
+            case V_SPREAD:
+                v = spread(r, x);
+                break;
             }
             char buf[32];
             printf(" %15s", cell(st[s], v, buf, sizeof buf));
@@ -436,8 +453,8 @@ static void print_table(const struct options *o, const struct results *r, double
     }
 }
 
-static double key_ratio(const struct results *r, double *base, const enum scheme_status *st,
-                        int k, int z)
+static double key_ratio(const struct results *r, double *base, const enum scheme_status *st, int k,
+                        int z)
 {
     if (st[key_ratios[k].num] != ST_READY || st[key_ratios[k].den] != ST_READY) return NAN;
     return rep_median(r, at(r, base, key_ratios[k].num, z, 0),
@@ -472,9 +489,9 @@ static void print_bw_ratio(const struct options *o, const struct results *r,
     printf("\n# Streaming bandwidth ratio (median of per-repetition ratios)\n# %-10s %26s\n",
            "Size", "notify_bw/raw_memcpy_bw");
     for (int z = 0; z < o->nsizes; z++) {
-        double v = ok ? rep_median(r, at(r, r->bw, S_NARMA_NOTIFY, z, 0),
-                                   at(r, r->bw, S_RAW_SHM, z, 0))
-                      : NAN;
+        double v =
+            ok ? rep_median(r, at(r, r->bw, S_NARMA_NOTIFY, z, 0), at(r, r->bw, S_RAW_SHM, z, 0))
+               : NAN;
         char buf[32];
         printf("%-12zu %26s\n", o->sizes[z], cell(ok ? ST_READY : ST_OFF, v, buf, sizeof buf));
         if (ok) bench_csv_row(BENCH, "notify_bw/raw_memcpy_bw", o->sizes[z], "ratio", v);
@@ -485,18 +502,22 @@ static void print_costs(const struct pp_costs *c)
 {
     printf("\n# Cost model (paper section V-A; us). Paper, foMPI-NA on a Cray XC30: t_init 0.07, "
            "t_free 0.04, t_start 0.008, o_s 0.29, o_r 0.07\n");
-    printf("# %10s %10s %10s %10s %12s %10s\n", "t_init", "t_free", "t_start", "o_s",
-           "o_s+flush", "o_r");
+    printf("# %10s %10s %10s %10s %12s %10s\n", "t_init", "t_free", "t_start", "o_s", "o_s+flush",
+           "o_r");
     printf("  %10.3f %10.3f %10.3f %10.3f %12.3f %10.3f\n", c->t_init, c->t_free, c->t_start,
            c->o_s, c->o_s_flush, c->o_r);
-    printf("# t_init/t_start/t_free: per call over batches of 64 (t_free of active requests);\n"
-           "# o_s: NARMA_Put_notify of 8 B while the target drains (+flush: with NARMA_Win_flush);\n"
-           "# o_r: NARMA_Start+NARMA_Test finding one arrived notification (clock overhead "
-           "subtracted; %ld of the tests found nothing)\n",
-           c->o_r_misses);
-    const struct { const char *m; double v; } rows[] = {
-        {"t_init_us", c->t_init}, {"t_free_us", c->t_free}, {"t_start_us", c->t_start},
-        {"o_s_us", c->o_s},       {"o_s_flush_us", c->o_s_flush}, {"o_r_us", c->o_r}};
+    printf(
+        "# t_init/t_start/t_free: per call over batches of 64 (t_free of active requests);\n"
+        "# o_s: NARMA_Put_notify of 8 B while the target drains (+flush: with NARMA_Win_flush);\n"
+        "# o_r: NARMA_Start+NARMA_Test finding one arrived notification (clock overhead "
+        "subtracted; %ld of the tests found nothing)\n",
+        c->o_r_misses);
+    const struct {
+        const char *m;
+        double v;
+    } rows[] = {{"t_init_us", c->t_init},       {"t_free_us", c->t_free},
+                {"t_start_us", c->t_start},     {"o_s_us", c->o_s},
+                {"o_s_flush_us", c->o_s_flush}, {"o_r_us", c->o_r}};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         bench_csv_row("costs", "narma_notify", 8, rows[i].m, rows[i].v);
 }
@@ -555,8 +576,7 @@ static void print_header(const struct options *o, const struct pp_env *env, int 
         MPI_CHECK(MPI_Send(&me, sizeof me, MPI_BYTE, env->peer, 0, env->comm));
         return;
     }
-    MPI_CHECK(MPI_Recv(&peer, sizeof peer, MPI_BYTE, env->peer, 0, env->comm,
-                       MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Recv(&peer, sizeof peer, MPI_BYTE, env->peer, 0, env->comm, MPI_STATUS_IGNORE));
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     MPI_CHECK(MPI_Get_library_version(lib, &len));
     lib[strcspn(lib, "\n")] = '\0';
@@ -610,8 +630,8 @@ int main(int argc, char **argv)
     }
 
     struct pp_env env = {.shm_comm = MPI_COMM_NULL};
-    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank,
-                             &env.comm));
+    MPI_CHECK(
+        MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank, &env.comm));
     int failed = 0;
     if (env.comm != MPI_COMM_NULL) {
         signal(SIGALRM, watchdog);
@@ -623,8 +643,10 @@ int main(int argc, char **argv)
         int nshm;
         MPI_CHECK(MPI_Comm_split_type(env.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm));
         MPI_CHECK(MPI_Comm_size(shm, &nshm));
-        if (nshm == 2) env.shm_comm = shm;
-        else MPI_CHECK(MPI_Comm_free(&shm));
+        if (nshm == 2)
+            env.shm_comm = shm;
+        else
+            MPI_CHECK(MPI_Comm_free(&shm));
         if (world_rank == 0) bench_csv_open(o.csv);
 
         enum scheme_status st[S_COUNT];
@@ -646,7 +668,8 @@ int main(int argc, char **argv)
         res.lat = malloc(cells * sizeof *res.lat);
         res.bw = malloc(cells * sizeof *res.bw);
         if (!res.lat || !res.bw) bench_die(BENCH_HERE, "out of memory");
-        for (size_t i = 0; i < cells; i++) res.lat[i] = res.bw[i] = NAN;
+        for (size_t i = 0; i < cells; i++)
+            res.lat[i] = res.bw[i] = NAN;
 
         uint64_t block = 0;
         double t0 = bench_now();
@@ -660,12 +683,14 @@ int main(int argc, char **argv)
             pp_narma_costs(&env, 4096, &costs);
             alarm(0);
         }
-        for (int s = 0; s < S_COUNT; s++) failed |= st[s] == ST_FAILED;
+        for (int s = 0; s < S_COUNT; s++)
+            failed |= st[s] == ST_FAILED;
 
         if (env.rank == PP_CLIENT) {
             print_table(&o, &res, res.lat, st, 0, V_VALUE,
                         "Size  Latency (us): half round trip, median over repetitions of "
-                        "per-block medians", "latency_us");
+                        "per-block medians",
+                        "latency_us");
             print_table(&o, &res, res.lat, st, 0, V_RATIO_SENDRECV,
                         "Latency ratio to mpi_sendrecv (median of per-repetition ratios)",
                         "ratio_to_sendrecv");
@@ -682,8 +707,8 @@ int main(int argc, char **argv)
                             "bw_MBps");
                 print_table(&o, &res, res.bw, st, 1, V_RATIO_SENDRECV,
                             "Bandwidth ratio to mpi_sendrecv", "bw_ratio_to_sendrecv");
-                print_table(&o, &res, res.bw, st, 1, V_RATIO_RAW,
-                            "Bandwidth ratio to raw_shm", "bw_ratio_to_raw");
+                print_table(&o, &res, res.bw, st, 1, V_RATIO_RAW, "Bandwidth ratio to raw_shm",
+                            "bw_ratio_to_raw");
                 print_bw_ratio(&o, &res, st);
             }
             if (o.costs) print_costs(&costs);

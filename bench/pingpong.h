@@ -38,20 +38,14 @@ struct pp_env {
 };
 
 /** Bytes of window/segment memory every scheme exposes: ping, pong, flag line. */
-static inline size_t pp_region_bytes(size_t max_size)
-{
-    return 2 * max_size + 64;
-}
+static inline size_t pp_region_bytes(size_t max_size) { return 2 * max_size + 64; }
 /** Offset of the region the peer writes into on `rank`. */
 static inline size_t pp_rx_offset(int rank, size_t max_size)
 {
     return rank == PP_CLIENT ? max_size : 0;
 }
 /** Offset of the flag word (in the flag line) of a window. */
-static inline size_t pp_flag_offset(size_t max_size)
-{
-    return 2 * max_size;
-}
+static inline size_t pp_flag_offset(size_t max_size) { return 2 * max_size; }
 
 /**
  * The receiver reads the first and last byte of every message it gets, as the
@@ -67,10 +61,10 @@ static inline void pp_consume(const unsigned char *buf, size_t size)
 
 /** A scheme set up on the pair: what the driver needs to see. */
 struct pp_inst {
-    unsigned char *sbuf;  /**< local source of every message (max_size bytes) */
-    unsigned char *rbuf;  /**< where the peer's message lands on this rank */
+    unsigned char *sbuf; /**< local source of every message (max_size bytes) */
+    unsigned char *rbuf; /**< where the peer's message lands on this rank */
     const struct pp_env *env;
-    void *priv;           /**< the scheme's own state */
+    void *priv; /**< the scheme's own state */
 };
 
 enum pp_setup_result { PP_READY = 0, PP_UNAVAILABLE = 1 };

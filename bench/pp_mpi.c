@@ -232,7 +232,8 @@ static void wait_flag(struct mpi_win_state *st, uint64_t seq)
 {
     /* MPI_Win_sync makes the peer's completed puts visible to my loads (unified model);
      * the acquire load orders the later reads of the data after the flag. */
-    while (bench_load_acquire(st->flag) != seq) MPI_CHECK(MPI_Win_sync(st->win));
+    while (bench_load_acquire(st->flag) != seq)
+        MPI_CHECK(MPI_Win_sync(st->win));
     MPI_CHECK(MPI_Win_sync(st->win));
 }
 
@@ -260,7 +261,8 @@ static void flush_flag_stream(struct pp_inst *inst, size_t size)
     const struct pp_env *env = inst->env;
     uint64_t seq = ++st->seq;
     if (env->rank == PP_CLIENT) {
-        for (int i = 0; i < PP_WINDOW; i++) put_data(inst, size);
+        for (int i = 0; i < PP_WINDOW; i++)
+            put_data(inst, size);
         MPI_CHECK(MPI_Win_flush(env->peer, st->win));
         put_flag(st, env, seq);
         wait_flag(st, seq); /* the ack */

@@ -19,13 +19,13 @@
 #include "common.h"
 #include "pingpong.h"
 
-#define NARMA_CHECK(call)                                                               \
-    do {                                                                                \
-        int bench_nrc_ = (call);                                                        \
-        if (bench_nrc_ != NARMA_SUCCESS)                                                \
-            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,                 \
-                      NARMA_Error_string(bench_nrc_), bench_nrc_,                       \
-                      bench_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0);         \
+#define NARMA_CHECK(call)                                                       \
+    do {                                                                        \
+        int bench_nrc_ = (call);                                                \
+        if (bench_nrc_ != NARMA_SUCCESS)                                        \
+            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,         \
+                      NARMA_Error_string(bench_nrc_), bench_nrc_,               \
+                      bench_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
     } while (0)
 
 /* Notification tags: Listing 1 uses 99. */
@@ -35,20 +35,11 @@
 
 /* ---- library ------------------------------------------------------------ */
 
-int pp_narma_init(int *argc, char ***argv)
-{
-    return NARMA_Init(argc, argv);
-}
+int pp_narma_init(int *argc, char ***argv) { return NARMA_Init(argc, argv); }
 
-void pp_narma_finalize(void)
-{
-    NARMA_CHECK(NARMA_Finalize());
-}
+void pp_narma_finalize(void) { NARMA_CHECK(NARMA_Finalize()); }
 
-const char *pp_narma_version(void)
-{
-    return NARMA_Get_version();
-}
+const char *pp_narma_version(void) { return NARMA_Get_version(); }
 
 void pp_narma_transport(const struct pp_env *env, char *buf, size_t len)
 {
@@ -211,7 +202,8 @@ static void lock_round(struct pp_inst *inst, size_t size)
     if (env->rank == PP_SERVER) {
         /* NARMA_Win_sync exposes the peer's completed puts to my loads; the acquire
          * load orders the data reads after the flag. */
-        while (bench_load_acquire(st->flag) != seq) NARMA_CHECK(NARMA_Win_sync(st->win));
+        while (bench_load_acquire(st->flag) != seq)
+            NARMA_CHECK(NARMA_Win_sync(st->win));
         NARMA_CHECK(NARMA_Win_sync(st->win));
         pp_consume(inst->rbuf, size);
     }
@@ -222,7 +214,8 @@ static void lock_round(struct pp_inst *inst, size_t size)
                           (MPI_Aint)pp_flag_offset(env->max_size), 1, MPI_UINT64_T, st->win));
     NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
     if (env->rank == PP_CLIENT) {
-        while (bench_load_acquire(st->flag) != seq) NARMA_CHECK(NARMA_Win_sync(st->win));
+        while (bench_load_acquire(st->flag) != seq)
+            NARMA_CHECK(NARMA_Win_sync(st->win));
         NARMA_CHECK(NARMA_Win_sync(st->win));
         pp_consume(inst->rbuf, size);
     }
@@ -298,8 +291,8 @@ static void notify_stream(struct pp_inst *inst, size_t size)
         wait_notification(&st->stream);
         pp_consume(inst->rbuf, size);
         NARMA_CHECK(NARMA_Put_notify(&st->flag_out, 0, MPI_BYTE, env->peer,
-                                     (MPI_Aint)pp_flag_offset(env->max_size), 0, MPI_BYTE,
-                                     st->win, TAG_ACK));
+                                     (MPI_Aint)pp_flag_offset(env->max_size), 0, MPI_BYTE, st->win,
+                                     TAG_ACK));
     }
 }
 
@@ -329,10 +322,12 @@ static void request_costs(NARMA_Win win, int peer, int batches, struct pp_costs 
         for (int i = 0; i < COST_BATCH; i++)
             NARMA_CHECK(NARMA_Notify_init(win, peer, TAG_COST, 1, &req[i]));
         double t1 = bench_now();
-        for (int i = 0; i < COST_BATCH; i++) NARMA_CHECK(NARMA_Start(&req[i]));
+        for (int i = 0; i < COST_BATCH; i++)
+            NARMA_CHECK(NARMA_Start(&req[i]));
         double t2 = bench_now();
         /* These requests stay active: freeing withdraws them (nothing will match them). */
-        for (int i = 0; i < COST_BATCH; i++) NARMA_CHECK(NARMA_Request_free(&req[i]));
+        for (int i = 0; i < COST_BATCH; i++)
+            NARMA_CHECK(NARMA_Request_free(&req[i]));
         double t3 = bench_now();
         ti[b] = (t1 - t0) / COST_BATCH;
         ts[b] = (t2 - t1) / COST_BATCH;
@@ -358,13 +353,13 @@ static double put_notify_cost(const struct pp_env *env, NARMA_Win win, int batch
         if (env->rank == PP_CLIENT) {
             double t0 = bench_now();
             for (int i = 0; i < COST_BATCH; i++) {
-                NARMA_CHECK(NARMA_Put_notify(&payload, 8, MPI_BYTE, env->peer, 0, 8, MPI_BYTE,
-                                             win, TAG_COST));
+                NARMA_CHECK(NARMA_Put_notify(&payload, 8, MPI_BYTE, env->peer, 0, 8, MPI_BYTE, win,
+                                             TAG_COST));
                 if (flush) NARMA_CHECK(NARMA_Win_flush(env->peer, win));
             }
             t[b] = (bench_now() - t0) / COST_BATCH;
-            MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm,
-                               MPI_STATUS_IGNORE));
+            MPI_CHECK(
+                MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm, MPI_STATUS_IGNORE));
         } else {
             NARMA_CHECK(NARMA_Start(&drain));
             NARMA_CHECK(NARMA_Wait(&drain, MPI_STATUS_IGNORE));
@@ -387,8 +382,7 @@ static double receive_cost(const struct pp_env *env, NARMA_Win win, int samples,
     if (!t) bench_die(BENCH_HERE, "out of memory");
     NARMA_Request req = NARMA_REQUEST_NULL;
     *misses = 0;
-    if (env->rank == PP_SERVER)
-        NARMA_CHECK(NARMA_Notify_init(win, env->peer, TAG_COST, 1, &req));
+    if (env->rank == PP_SERVER) NARMA_CHECK(NARMA_Notify_init(win, env->peer, TAG_COST, 1, &req));
     /* Clock overhead, subtracted from each Start+Test sample. */
     double clk[64];
     for (int i = 0; i < 64; i++) {
@@ -398,15 +392,15 @@ static double receive_cost(const struct pp_env *env, NARMA_Win win, int samples,
     double overhead = bench_median(clk, 64);
     for (int s = 0; s < samples; s++) {
         if (env->rank == PP_CLIENT) {
-            NARMA_CHECK(NARMA_Put_notify(&payload, 8, MPI_BYTE, env->peer, 0, 8, MPI_BYTE, win,
-                                         TAG_COST));
+            NARMA_CHECK(
+                NARMA_Put_notify(&payload, 8, MPI_BYTE, env->peer, 0, 8, MPI_BYTE, win, TAG_COST));
             MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm));
-            MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm,
-                               MPI_STATUS_IGNORE));
+            MPI_CHECK(
+                MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm, MPI_STATUS_IGNORE));
         } else {
             int flag = 0;
-            MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm,
-                               MPI_STATUS_IGNORE));
+            MPI_CHECK(
+                MPI_Recv(NULL, 0, MPI_BYTE, env->peer, TAG_COST, env->comm, MPI_STATUS_IGNORE));
             double t0 = bench_now();
             NARMA_CHECK(NARMA_Start(&req));
             NARMA_CHECK(NARMA_Test(&req, &flag, MPI_STATUS_IGNORE));
@@ -449,8 +443,7 @@ void pp_narma_costs(const struct pp_env *env, int samples, struct pp_costs *out)
         MPI_CHECK(MPI_Send(msg, 2, MPI_DOUBLE, env->peer, TAG_COST, env->comm));
     } else {
         double msg[2];
-        MPI_CHECK(MPI_Recv(msg, 2, MPI_DOUBLE, env->peer, TAG_COST, env->comm,
-                           MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Recv(msg, 2, MPI_DOUBLE, env->peer, TAG_COST, env->comm, MPI_STATUS_IGNORE));
         out->o_r = msg[0];
         out->o_r_misses = (long)msg[1];
     }

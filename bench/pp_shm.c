@@ -19,17 +19,14 @@
 
 #define INLINE_MAX 56 /* bytes of data that share the flag's line */
 
-static inline size_t data_offset(size_t size)
-{
-    return size <= INLINE_MAX ? 8 : 64;
-}
+static inline size_t data_offset(size_t size) { return size <= INLINE_MAX ? 8 : 64; }
 
 struct shm_state {
     MPI_Win win;
-    uint64_t *my_flag;      /* written by the peer (release), read by me (acquire) */
-    uint64_t *peer_flag;    /* written by me */
-    unsigned char *peer;    /* the peer's receive area */
-    unsigned char *mine;    /* my receive area */
+    uint64_t *my_flag;   /* written by the peer (release), read by me (acquire) */
+    uint64_t *peer_flag; /* written by me */
+    unsigned char *peer; /* the peer's receive area */
+    unsigned char *mine; /* my receive area */
     unsigned char *sbuf_alloc;
     uint64_t seq;
 };
@@ -94,7 +91,8 @@ static void shm_teardown(struct pp_inst *inst)
 static inline void shm_wait(const struct shm_state *st, uint64_t seq)
 {
     /* Acquire pairs with the peer's release in shm_publish: its data is visible after this. */
-    while (bench_load_acquire(st->my_flag) != seq) bench_cpu_relax();
+    while (bench_load_acquire(st->my_flag) != seq)
+        bench_cpu_relax();
 }
 
 static inline void shm_publish(struct shm_state *st, uint64_t seq)

@@ -43,15 +43,23 @@
 
 #define PROG "stencil"
 
-enum scheme_id { S_SENDRECV, S_MPI_PSCW, S_MPI_FENCE, S_NARMA_PSCW, S_NARMA_FENCE, S_NOTIFY, S_COUNT };
+enum scheme_id {
+    S_SENDRECV,
+    S_MPI_PSCW,
+    S_MPI_FENCE,
+    S_NARMA_PSCW,
+    S_NARMA_FENCE,
+    S_NOTIFY,
+    S_COUNT
+};
 
 static const char *const scheme_names[S_COUNT] = {
-    [S_SENDRECV] = "mpi_sendrecv", [S_MPI_PSCW] = "mpi_pscw",     [S_MPI_FENCE] = "mpi_fence",
+    [S_SENDRECV] = "mpi_sendrecv", [S_MPI_PSCW] = "mpi_pscw",       [S_MPI_FENCE] = "mpi_fence",
     [S_NARMA_PSCW] = "narma_pscw", [S_NARMA_FENCE] = "narma_fence", [S_NOTIFY] = "narma_notify",
 };
 
-#define TAG_ROW    1 /* MPI tags of mpi_sendrecv */
-#define TAG_CORNER 2
+#define TAG_ROW     1 /* MPI tags of mpi_sendrecv */
+#define TAG_CORNER  2
 #define NTAG_CORNER 0 /* notification tag of the corner (rows use tags 1..m-1) */
 
 struct options {
@@ -95,9 +103,11 @@ static void columns(long n, int np, int r, long *js, long *je)
 static void init_grid(struct stencil *s)
 {
     memset(s->a, 0, (size_t)s->m * (size_t)s->w * sizeof *s->a);
-    for (long jl = 0; jl < s->w; jl++) A(s, 0, jl) = (double)(s->jstart - 1 + jl);
+    for (long jl = 0; jl < s->w; jl++)
+        A(s, 0, jl) = (double)(s->jstart - 1 + jl);
     if (s->rank == 0)
-        for (long i = 0; i < s->m; i++) A(s, i, 1) = (double)i; /* global column 0 */
+        for (long i = 0; i < s->m; i++)
+            A(s, i, 1) = (double)i; /* global column 0 */
 }
 
 static inline void compute_row(struct stencil *s, long i)
@@ -107,43 +117,51 @@ static inline void compute_row(struct stencil *s, long i)
         cur[jl] = prev[jl] + cur[jl - 1] - prev[jl - 1];
 }
 
-static inline double corner_out(struct stencil *s)
-{
-    return -A(s, s->m - 1, s->w - 1);
-}
+static inline double corner_out(struct stencil *s) { return -A(s, s->m - 1, s->w - 1); }
 
 /* ---- window operations of both libraries --------------------------------- */
 
 static void w_post(struct stencil *s, MPI_Group g)
 {
-    if (s->narma) NARMA_CHECK(NARMA_Win_post(g, 0, s->nwin));
-    else MPI_CHECK(MPI_Win_post(g, 0, s->mwin));
+    if (s->narma)
+        NARMA_CHECK(NARMA_Win_post(g, 0, s->nwin));
+    else
+        MPI_CHECK(MPI_Win_post(g, 0, s->mwin));
 }
 static void w_start(struct stencil *s, MPI_Group g)
 {
-    if (s->narma) NARMA_CHECK(NARMA_Win_start(g, 0, s->nwin));
-    else MPI_CHECK(MPI_Win_start(g, 0, s->mwin));
+    if (s->narma)
+        NARMA_CHECK(NARMA_Win_start(g, 0, s->nwin));
+    else
+        MPI_CHECK(MPI_Win_start(g, 0, s->mwin));
 }
 static void w_complete(struct stencil *s)
 {
-    if (s->narma) NARMA_CHECK(NARMA_Win_complete(s->nwin));
-    else MPI_CHECK(MPI_Win_complete(s->mwin));
+    if (s->narma)
+        NARMA_CHECK(NARMA_Win_complete(s->nwin));
+    else
+        MPI_CHECK(MPI_Win_complete(s->mwin));
 }
 static void w_wait(struct stencil *s)
 {
-    if (s->narma) NARMA_CHECK(NARMA_Win_wait(s->nwin));
-    else MPI_CHECK(MPI_Win_wait(s->mwin));
+    if (s->narma)
+        NARMA_CHECK(NARMA_Win_wait(s->nwin));
+    else
+        MPI_CHECK(MPI_Win_wait(s->mwin));
 }
 static void w_fence(struct stencil *s, int assert)
 {
-    if (s->narma) NARMA_CHECK(NARMA_Win_fence(assert, s->nwin));
-    else MPI_CHECK(MPI_Win_fence(assert, s->mwin));
+    if (s->narma)
+        NARMA_CHECK(NARMA_Win_fence(assert, s->nwin));
+    else
+        MPI_CHECK(MPI_Win_fence(assert, s->mwin));
 }
 static void w_put(struct stencil *s, const double *v, int target, MPI_Aint disp)
 {
     if (s->narma)
         NARMA_CHECK(NARMA_Put(v, 1, MPI_DOUBLE, target, disp, 1, MPI_DOUBLE, s->nwin));
-    else MPI_CHECK(MPI_Put(v, 1, MPI_DOUBLE, target, disp, 1, MPI_DOUBLE, s->mwin));
+    else
+        MPI_CHECK(MPI_Put(v, 1, MPI_DOUBLE, target, disp, 1, MPI_DOUBLE, s->mwin));
 }
 
 /* ---- one iteration per scheme ---------------------------------------------- */
@@ -156,8 +174,8 @@ static void iter_sendrecv(struct stencil *s)
                                MPI_STATUS_IGNORE));
         compute_row(s, i);
         if (s->right >= 0)
-            MPI_CHECK(MPI_Send(&A(s, i, s->w - 1), 1, MPI_DOUBLE, s->right, TAG_ROW,
-                               MPI_COMM_WORLD));
+            MPI_CHECK(
+                MPI_Send(&A(s, i, s->w - 1), 1, MPI_DOUBLE, s->right, TAG_ROW, MPI_COMM_WORLD));
     }
     if (s->np == 1) {
         A(s, 0, 1) = corner_out(s);
@@ -179,7 +197,8 @@ static void iter_sendrecv(struct stencil *s)
 static void iter_pscw(struct stencil *s)
 {
     if (s->np == 1) {
-        for (long i = 1; i < s->m; i++) compute_row(s, i);
+        for (long i = 1; i < s->m; i++)
+            compute_row(s, i);
         A(s, 0, 1) = corner_out(s);
         return;
     }
@@ -216,8 +235,7 @@ static void iter_fence(struct stencil *s)
         long i = t - s->rank + 1;
         if (i >= 1 && i < s->m) {
             compute_row(s, i);
-            if (s->right >= 0)
-                w_put(s, &A(s, i, s->w - 1), s->right, (MPI_Aint)(i * s->wright));
+            if (s->right >= 0) w_put(s, &A(s, i, s->w - 1), s->right, (MPI_Aint)(i * s->wright));
         }
         w_fence(s, 0);
     }
@@ -240,8 +258,8 @@ static void iter_notify(struct stencil *s)
         compute_row(s, i);
         if (s->right >= 0) {
             double v = A(s, i, s->w - 1); /* origin buffers may be reused on return */
-            NARMA_CHECK(NARMA_Put_notify(&v, 1, MPI_DOUBLE, s->right, (MPI_Aint)(i * s->wright),
-                                         1, MPI_DOUBLE, s->nwin, (int)i));
+            NARMA_CHECK(NARMA_Put_notify(&v, 1, MPI_DOUBLE, s->right, (MPI_Aint)(i * s->wright), 1,
+                                         MPI_DOUBLE, s->nwin, (int)i));
         }
     }
     if (s->np == 1) {
@@ -250,8 +268,7 @@ static void iter_notify(struct stencil *s)
     }
     if (s->rank == s->last) {
         double v = corner_out(s);
-        NARMA_CHECK(NARMA_Put_notify(&v, 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE, s->nwin,
-                                     NTAG_CORNER));
+        NARMA_CHECK(NARMA_Put_notify(&v, 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE, s->nwin, NTAG_CORNER));
     }
     if (s->rank == 0) {
         NARMA_CHECK(NARMA_Start(&s->corner));
@@ -262,12 +279,20 @@ static void iter_notify(struct stencil *s)
 static void iterate(struct stencil *s)
 {
     switch (s->id) {
-    case S_SENDRECV: iter_sendrecv(s); break;
+    case S_SENDRECV:
+        iter_sendrecv(s);
+        break;
     case S_MPI_PSCW:
-    case S_NARMA_PSCW: iter_pscw(s); break;
+    case S_NARMA_PSCW:
+        iter_pscw(s);
+        break;
     case S_MPI_FENCE:
-    case S_NARMA_FENCE: iter_fence(s); break;
-    case S_NOTIFY: iter_notify(s); break;
+    case S_NARMA_FENCE:
+        iter_fence(s);
+        break;
+    case S_NOTIFY:
+        iter_notify(s);
+        break;
     }
 }
 
@@ -277,8 +302,10 @@ static MPI_Group group_of(int rank)
 {
     MPI_Group world, g;
     MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
-    if (rank >= 0) MPI_CHECK(MPI_Group_incl(world, 1, &rank, &g));
-    else g = MPI_GROUP_EMPTY;
+    if (rank >= 0)
+        MPI_CHECK(MPI_Group_incl(world, 1, &rank, &g));
+    else
+        g = MPI_GROUP_EMPTY;
     MPI_CHECK(MPI_Group_free(&world));
     return g;
 }
@@ -303,10 +330,11 @@ static void setup(struct stencil *s, int id, const struct options *o)
         s->wright = je - js + 2;
     }
     MPI_Aint bytes = (MPI_Aint)((size_t)s->m * (size_t)s->w * sizeof(double));
-    if (id == S_SENDRECV) s->a = bench_alloc((size_t)bytes);
+    if (id == S_SENDRECV)
+        s->a = bench_alloc((size_t)bytes);
     else if (s->narma)
-        NARMA_CHECK(NARMA_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                       &s->a, &s->nwin));
+        NARMA_CHECK(NARMA_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &s->a,
+                                       &s->nwin));
     else
         MPI_CHECK(MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &s->a,
                                    &s->mwin));
@@ -337,9 +365,12 @@ static void teardown(struct stencil *s)
     MPI_Group *gs[] = {&s->g_left, &s->g_right, &s->g_zero, &s->g_last};
     for (size_t k = 0; k < sizeof gs / sizeof *gs; k++)
         if (*gs[k] != MPI_GROUP_EMPTY) MPI_CHECK(MPI_Group_free(gs[k]));
-    if (s->id == S_SENDRECV) free(s->a);
-    else if (s->narma) NARMA_CHECK(NARMA_Win_free(&s->nwin));
-    else MPI_CHECK(MPI_Win_free(&s->mwin));
+    if (s->id == S_SENDRECV)
+        free(s->a);
+    else if (s->narma)
+        NARMA_CHECK(NARMA_Win_free(&s->nwin));
+    else
+        MPI_CHECK(MPI_Win_free(&s->mwin));
 }
 
 /* Fresh grid, one warm-up iteration, `iters` timed ones. Returns the slowest
@@ -354,7 +385,8 @@ static double run_scheme(struct stencil *s, long iters, int *bad)
     iterate(s);               /* warm-up, PRK's iteration 0 */
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     double t0 = bench_now();
-    for (long k = 0; k < iters; k++) iterate(s);
+    for (long k = 0; k < iters; k++)
+        iterate(s);
     double t = bench_now() - t0, tmax;
     MPI_CHECK(MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     if (fence) w_fence(s, MPI_MODE_NOSUCCEED);
@@ -378,13 +410,12 @@ static double run_scheme(struct stencil *s, long iters, int *bad)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mpiexec -n N " PROG " [options]\n"
-            "  --m M            grid rows (default 1000)\n"
-            "  --n N            grid columns, split across ranks (default 1000)\n"
-            "  --iters I        timed iterations per run, after one warm-up (default 10)\n"
-            "  --reps R         interleaved repetitions (default 5)\n"
-            "  --schemes LIST   subset of:");
+    fprintf(f, "usage: mpiexec -n N " PROG " [options]\n"
+               "  --m M            grid rows (default 1000)\n"
+               "  --n N            grid columns, split across ranks (default 1000)\n"
+               "  --iters I        timed iterations per run, after one warm-up (default 10)\n"
+               "  --reps R         interleaved repetitions (default 5)\n"
+               "  --schemes LIST   subset of:");
     kern_list_schemes(f, scheme_names, S_COUNT);
     fprintf(f, "  --csv FILE       write rows bench,scheme,size,metric,value (size = n)\n"
                "  --timeout S      abort when one run takes more than S seconds (default 120)\n");
@@ -392,30 +423,50 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct options *o, int verbose)
 {
-    static const struct option longopts[] = {
-        {"m", required_argument, 0, 'm'},       {"n", required_argument, 0, 'n'},
-        {"iters", required_argument, 0, 'i'},   {"reps", required_argument, 0, 'r'},
-        {"schemes", required_argument, 0, 'S'}, {"csv", required_argument, 0, 'c'},
-        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"m", required_argument, 0, 'm'},
+                                             {"n", required_argument, 0, 'n'},
+                                             {"iters", required_argument, 0, 'i'},
+                                             {"reps", required_argument, 0, 'r'},
+                                             {"schemes", required_argument, 0, 'S'},
+                                             {"csv", required_argument, 0, 'c'},
+                                             {"timeout", required_argument, 0, 't'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     FILE *err = verbose ? stderr : fopen("/dev/null", "w");
     int bad = 0, c;
     *o = (struct options){.m = 1000, .n = 1000, .iters = 10, .reps = 5, .timeout = 120};
-    for (int s = 0; s < S_COUNT; s++) o->selected[s] = 1;
+    for (int s = 0; s < S_COUNT; s++)
+        o->selected[s] = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case 'm': o->m = atol(optarg); break;
-        case 'n': o->n = atol(optarg); break;
-        case 'i': o->iters = atol(optarg); break;
-        case 'r': o->reps = atoi(optarg); break;
+        case 'm':
+            o->m = atol(optarg);
+            break;
+        case 'n':
+            o->n = atol(optarg);
+            break;
+        case 'i':
+            o->iters = atol(optarg);
+            break;
+        case 'r':
+            o->reps = atoi(optarg);
+            break;
         case 'S':
             bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
             break;
-        case 'c': o->csv = optarg; break;
-        case 't': o->timeout = atoi(optarg); break;
-        case 'h': usage(verbose ? stdout : err); bad = -1; break;
-        default: bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
+        case 'c':
+            o->csv = optarg;
+            break;
+        case 't':
+            o->timeout = atoi(optarg);
+            break;
+        case 'h':
+            usage(verbose ? stdout : err);
+            bad = -1;
+            break;
+        default:
+            bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
         }
     }
     if (!bad && (o->m < 2 || o->n < 2 || o->iters < 1 || o->reps < 1 || o->timeout < 1 ||
@@ -482,7 +533,8 @@ int main(int argc, char **argv)
     double *rate = malloc((size_t)S_COUNT * (size_t)o.reps * sizeof *rate);
     double *secs = malloc((size_t)S_COUNT * (size_t)o.reps * sizeof *secs);
     if (!rate || !secs) bench_die(BENCH_HERE, "out of memory");
-    for (int i = 0; i < S_COUNT * o.reps; i++) rate[i] = secs[i] = NAN;
+    for (int i = 0; i < S_COUNT * o.reps; i++)
+        rate[i] = secs[i] = NAN;
     double flops = 2.0 * (double)(o.m - 1) * (double)(o.n - 1);
     int nsel = kern_count(o.selected, S_COUNT);
 
@@ -505,11 +557,12 @@ int main(int argc, char **argv)
     alarm(0);
 
     int failed = 0;
-    for (int s = 0; s < S_COUNT; s++) failed |= status[s] == KS_FAILED;
+    for (int s = 0; s < S_COUNT; s++)
+        failed |= status[s] == KS_FAILED;
     if (rank == 0) {
         printf("\n# Rates: median over repetitions; ratio = median of per-repetition ratios\n");
-        printf("# %-14s %14s %16s %12s %18s\n", "Scheme", "MFlops/s", "Avg time (s)",
-               "max/min", "ratio_to_sendrecv");
+        printf("# %-14s %14s %16s %12s %18s\n", "Scheme", "MFlops/s", "Avg time (s)", "max/min",
+               "ratio_to_sendrecv");
         for (int s = 0; s < S_COUNT; s++) {
             if (status[s] == KS_OFF) continue;
             if (status[s] == KS_FAILED) {
@@ -521,7 +574,8 @@ int main(int argc, char **argv)
             bench_minmax(r, (size_t)o.reps, &mn, &mx);
             if (status[S_SENDRECV] == KS_READY) {
                 double q[o.reps];
-                for (int i = 0; i < o.reps; i++) q[i] = r[i] / rate[S_SENDRECV * o.reps + i];
+                for (int i = 0; i < o.reps; i++)
+                    q[i] = r[i] / rate[S_SENDRECV * o.reps + i];
                 ratio = median_of(q, o.reps);
             }
             double mr = median_of(r, o.reps), ms = median_of(secs + s * o.reps, o.reps);

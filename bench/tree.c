@@ -43,8 +43,10 @@
 enum scheme_id { S_REDUCE, S_SENDRECV, S_NARMA_PSCW, S_NOTIFY, S_COUNT };
 
 static const char *const scheme_names[S_COUNT] = {
-    [S_REDUCE] = "mpi_reduce", [S_SENDRECV] = "mpi_sendrecv",
-    [S_NARMA_PSCW] = "narma_pscw", [S_NOTIFY] = "narma_notify",
+    [S_REDUCE] = "mpi_reduce",
+    [S_SENDRECV] = "mpi_sendrecv",
+    [S_NARMA_PSCW] = "narma_pscw",
+    [S_NOTIFY] = "narma_notify",
 };
 
 struct options {
@@ -58,15 +60,15 @@ struct options {
 /* The tree around this rank, and one scheme's objects. */
 struct tree {
     int id, rank, np, arity;
-    int parent, slot;        /* parent rank (-1 at the root), my slot in the parent's window */
-    int child0, nchildren;   /* children are child0 .. child0+nchildren-1 */
-    size_t max_count;        /* doubles per contribution, largest size */
-    double *mine, *acc;      /* my contribution; my partial sum (the result at the root) */
-    double *slots;           /* arity contributions of max_count doubles (window memory) */
+    int parent, slot;      /* parent rank (-1 at the root), my slot in the parent's window */
+    int child0, nchildren; /* children are child0 .. child0+nchildren-1 */
+    size_t max_count;      /* doubles per contribution, largest size */
+    double *mine, *acc;    /* my contribution; my partial sum (the result at the root) */
+    double *slots;         /* arity contributions of max_count doubles (window memory) */
     NARMA_Win win;
     MPI_Group g_parent, g_children;
-    NARMA_Request children;  /* narma_notify: counting request */
-    MPI_Request *reqs;       /* mpi_sendrecv */
+    NARMA_Request children; /* narma_notify: counting request */
+    MPI_Request *reqs;      /* mpi_sendrecv */
 };
 
 static double value(int rank, long k, size_t j)
@@ -76,7 +78,8 @@ static double value(int rank, long k, size_t j)
 
 static void fill(struct tree *t, size_t count, long k)
 {
-    for (size_t j = 0; j < count; j++) t->mine[j] = value(t->rank, k, j);
+    for (size_t j = 0; j < count; j++)
+        t->mine[j] = value(t->rank, k, j);
 }
 
 /* 1 (after printing) when the root's result of reduction k is wrong. */
@@ -100,7 +103,8 @@ static void add_children(struct tree *t, size_t count)
 {
     for (int c = 0; c < t->nchildren; c++) {
         const double *in = t->slots + (size_t)c * t->max_count;
-        for (size_t j = 0; j < count; j++) t->acc[j] += in[j];
+        for (size_t j = 0; j < count; j++)
+            t->acc[j] += in[j];
     }
 }
 
@@ -114,8 +118,8 @@ static void reduce(struct tree *t, size_t count)
         return;
     case S_SENDRECV:
         for (int c = 0; c < t->nchildren; c++)
-            MPI_CHECK(MPI_Irecv(t->slots + (size_t)c * t->max_count, n, MPI_DOUBLE,
-                                t->child0 + c, MTAG, MPI_COMM_WORLD, &t->reqs[c]));
+            MPI_CHECK(MPI_Irecv(t->slots + (size_t)c * t->max_count, n, MPI_DOUBLE, t->child0 + c,
+                                MTAG, MPI_COMM_WORLD, &t->reqs[c]));
         memcpy(t->acc, t->mine, count * sizeof(double));
         if (t->nchildren) MPI_CHECK(MPI_Waitall(t->nchildren, t->reqs, MPI_STATUSES_IGNORE));
         add_children(t, count);
@@ -142,8 +146,8 @@ static void reduce(struct tree *t, size_t count)
         add_children(t, count);
         if (t->parent >= 0)
             NARMA_CHECK(NARMA_Put_notify(t->acc, n, MPI_DOUBLE, t->parent,
-                                         (MPI_Aint)((size_t)t->slot * t->max_count), n,
-                                         MPI_DOUBLE, t->win, NTAG));
+                                         (MPI_Aint)((size_t)t->slot * t->max_count), n, MPI_DOUBLE,
+                                         t->win, NTAG));
         return;
     }
 }
@@ -200,8 +204,10 @@ static void teardown(struct tree *t)
     if (t->children != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Request_free(&t->children));
     if (t->g_parent != MPI_GROUP_EMPTY) MPI_CHECK(MPI_Group_free(&t->g_parent));
     if (t->g_children != MPI_GROUP_EMPTY) MPI_CHECK(MPI_Group_free(&t->g_children));
-    if (t->id == S_NARMA_PSCW || t->id == S_NOTIFY) NARMA_CHECK(NARMA_Win_free(&t->win));
-    else free(t->slots);
+    if (t->id == S_NARMA_PSCW || t->id == S_NOTIFY)
+        NARMA_CHECK(NARMA_Win_free(&t->win));
+    else
+        free(t->slots);
     free(t->reqs);
     free(t->mine);
     free(t->acc);
@@ -248,17 +254,21 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct options *o, int verbose)
 {
-    static const struct option longopts[] = {
-        {"sizes", required_argument, 0, 's'},   {"iters", required_argument, 0, 'i'},
-        {"reps", required_argument, 0, 'r'},    {"schemes", required_argument, 0, 'S'},
-        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
-        {"arity", required_argument, 0, 'a'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"sizes", required_argument, 0, 's'},
+                                             {"iters", required_argument, 0, 'i'},
+                                             {"reps", required_argument, 0, 'r'},
+                                             {"schemes", required_argument, 0, 'S'},
+                                             {"csv", required_argument, 0, 'c'},
+                                             {"timeout", required_argument, 0, 't'},
+                                             {"arity", required_argument, 0, 'a'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     FILE *err = verbose ? stderr : fopen("/dev/null", "w");
     int bad = 0, c;
-    *o = (struct options){.sizes = {8}, .nsizes = 1, .iters = 2000, .reps = 5, .timeout = 120,
-                            .arity = ARITY};
-    for (int s = 0; s < S_COUNT; s++) o->selected[s] = 1;
+    *o = (struct options){
+        .sizes = {8}, .nsizes = 1, .iters = 2000, .reps = 5, .timeout = 120, .arity = ARITY};
+    for (int s = 0; s < S_COUNT; s++)
+        o->selected[s] = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -269,22 +279,38 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
                 if (o->sizes[z] % sizeof(double) || o->sizes[z] / sizeof(double) > (1u << 30))
                     bad = fprintf(err, PROG ": sizes must be multiples of 8 B\n") > 0;
             break;
-        case 'i': o->iters = atol(optarg); break;
-        case 'r': o->reps = atoi(optarg); break;
-        case 'a': o->arity = atoi(optarg); break;
+        case 'i':
+            o->iters = atol(optarg);
+            break;
+        case 'r':
+            o->reps = atoi(optarg);
+            break;
+        case 'a':
+            o->arity = atoi(optarg);
+            break;
         case 'S':
             bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
             break;
-        case 'c': o->csv = optarg; break;
-        case 't': o->timeout = atoi(optarg); break;
-        case 'h': usage(verbose ? stdout : err); bad = -1; break;
-        default: bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
+        case 'c':
+            o->csv = optarg;
+            break;
+        case 't':
+            o->timeout = atoi(optarg);
+            break;
+        case 'h':
+            usage(verbose ? stdout : err);
+            bad = -1;
+            break;
+        default:
+            bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
         }
     }
-    if (!bad && (o->iters < 1 || o->reps < 1 || o->timeout < 1 || o->arity < 1 ||
-                 o->arity > MAX_ARITY))
-        bad = fprintf(err, PROG ": need --iters >= 1, --reps >= 1, --timeout >= 1, "
-                           "1 <= --arity <= %d\n", MAX_ARITY) > 0;
+    if (!bad &&
+        (o->iters < 1 || o->reps < 1 || o->timeout < 1 || o->arity < 1 || o->arity > MAX_ARITY))
+        bad = fprintf(err,
+                      PROG ": need --iters >= 1, --reps >= 1, --timeout >= 1, "
+                           "1 <= --arity <= %d\n",
+                      MAX_ARITY) > 0;
     if (bad > 0 && verbose) usage(stderr);
     if (err != stderr) fclose(err);
     return bad;
@@ -294,7 +320,8 @@ static int parse_options(int argc, char **argv, struct options *o, int verbose)
 static int depth(int np, int k)
 {
     int d = 0;
-    for (long last = np - 1; last > 0; last = (last - 1) / k) d++;
+    for (long last = np - 1; last > 0; last = (last - 1) / k)
+        d++;
     return d;
 }
 
@@ -328,13 +355,13 @@ int main(int argc, char **argv)
     for (int z = 0; z < o.nsizes; z++)
         if (o.sizes[z] > max_size) max_size = o.sizes[z];
 
-    kern_print_header("narma " PROG ": k-ary tree reduction to rank 0 (paper: 16-ary), section VI-B",
+    kern_print_header("narma " PROG
+                      ": k-ary tree reduction to rank 0 (paper: 16-ary), section VI-B",
                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# tree            : arity %d, depth %d over %d ranks; %ld reductions per block "
                "(+ %ld warm-up), %d interleaved repetitions\n",
-               o.arity, depth(np, o.arity),
-               np, o.iters, o.iters / 10 + 1, o.reps);
+               o.arity, depth(np, o.arity), np, o.iters, o.iters / 10 + 1, o.reps);
         printf("# time            : rank 0, from its exit of an untimed MPI_Barrier to the "
                "validated result; median per block\n");
         printf("# schemes         :");
@@ -358,7 +385,8 @@ int main(int argc, char **argv)
     double *lat = malloc(cells * sizeof *lat);
     double *samples = malloc((size_t)o.iters * sizeof *samples);
     if (!lat || !samples) bench_die(BENCH_HERE, "out of memory");
-    for (size_t i = 0; i < cells; i++) lat[i] = NAN;
+    for (size_t i = 0; i < cells; i++)
+        lat[i] = NAN;
 #define LAT(s, z) (lat + ((size_t)(s) * (size_t)o.nsizes + (size_t)(z)) * (size_t)o.reps)
 
     int nsel = kern_count(o.selected, S_COUNT);
@@ -382,7 +410,8 @@ int main(int argc, char **argv)
     alarm(0);
 
     int failed = 0;
-    for (int s = 0; s < S_COUNT; s++) failed |= status[s] == KS_FAILED;
+    for (int s = 0; s < S_COUNT; s++)
+        failed |= status[s] == KS_FAILED;
     if (rank == 0) {
         printf("\n# Size  Latency (us): rank 0's reduction time, median over repetitions\n# %-10s",
                "Size");

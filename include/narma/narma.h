@@ -44,9 +44,9 @@ typedef MPI_Op NARMA_Op;
 #define NARMA_ANY_SOURCE MPI_ANY_SOURCE
 #define NARMA_ANY_TAG    MPI_ANY_TAG
 /** Largest valid notification tag (tags are 0 .. NARMA_TAG_UB). */
-#define NARMA_TAG_UB     0x3fffffff
-#define NARMA_UNDEFINED  MPI_UNDEFINED
-#define NARMA_COMM_NULL  MPI_COMM_NULL
+#define NARMA_TAG_UB    0x3fffffff
+#define NARMA_UNDEFINED MPI_UNDEFINED
+#define NARMA_COMM_NULL MPI_COMM_NULL
 
 /* Window flavors and models, as reported by NARMA_Win_get_attr. */
 #define NARMA_WIN_FLAVOR_CREATE   MPI_WIN_FLAVOR_CREATE
@@ -234,17 +234,16 @@ NARMA_API int NARMA_Get(void *origin_addr, int origin_count, MPI_Datatype origin
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, NARMA_Win win);
 NARMA_API int NARMA_Accumulate(const void *origin_addr, int origin_count,
-                               MPI_Datatype origin_datatype, int target_rank,
-                               MPI_Aint target_disp, int target_count,
-                               MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win);
+                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                               int target_count, MPI_Datatype target_datatype, NARMA_Op op,
+                               NARMA_Win win);
 NARMA_API int NARMA_Get_accumulate(const void *origin_addr, int origin_count,
                                    MPI_Datatype origin_datatype, void *result_addr,
-                                   int result_count, MPI_Datatype result_datatype,
-                                   int target_rank, MPI_Aint target_disp, int target_count,
+                                   int result_count, MPI_Datatype result_datatype, int target_rank,
+                                   MPI_Aint target_disp, int target_count,
                                    MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win);
-NARMA_API int NARMA_Fetch_and_op(const void *origin_addr, void *result_addr,
-                                 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                                 NARMA_Op op, NARMA_Win win);
+NARMA_API int NARMA_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                                 int target_rank, MPI_Aint target_disp, NARMA_Op op, NARMA_Win win);
 NARMA_API int NARMA_Compare_and_swap(const void *origin_addr, const void *compare_addr,
                                      void *result_addr, MPI_Datatype datatype, int target_rank,
                                      MPI_Aint target_disp, NARMA_Win win);
@@ -255,14 +254,13 @@ NARMA_API int NARMA_Rget(void *origin_addr, int origin_count, MPI_Datatype origi
                          int target_rank, MPI_Aint target_disp, int target_count,
                          MPI_Datatype target_datatype, NARMA_Win win, NARMA_Request *request);
 NARMA_API int NARMA_Raccumulate(const void *origin_addr, int origin_count,
-                                MPI_Datatype origin_datatype, int target_rank,
-                                MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
-                                NARMA_Request *request);
+                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                                int target_count, MPI_Datatype target_datatype, NARMA_Op op,
+                                NARMA_Win win, NARMA_Request *request);
 NARMA_API int NARMA_Rget_accumulate(const void *origin_addr, int origin_count,
                                     MPI_Datatype origin_datatype, void *result_addr,
-                                    int result_count, MPI_Datatype result_datatype,
-                                    int target_rank, MPI_Aint target_disp, int target_count,
+                                    int result_count, MPI_Datatype result_datatype, int target_rank,
+                                    MPI_Aint target_disp, int target_count,
                                     MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
                                     NARMA_Request *request);
 
@@ -276,22 +274,21 @@ NARMA_API int NARMA_Rget_accumulate(const void *origin_addr, int origin_count,
  * further call by the origin. The origin buffer may be reused on return.
  */
 NARMA_API int NARMA_Put_notify(const void *origin_addr, int origin_count,
-                               MPI_Datatype origin_datatype, int target_rank,
-                               MPI_Aint target_disp, int target_count,
-                               MPI_Datatype target_datatype, NARMA_Win win, int tag);
+                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                               int target_count, MPI_Datatype target_datatype, NARMA_Win win,
+                               int tag);
 NARMA_API int NARMA_Get_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                int target_rank, MPI_Aint target_disp, int target_count,
                                MPI_Datatype target_datatype, NARMA_Win win, int tag);
 /** Request-based forms; as in foMPI-NA the tag is the last argument. */
 NARMA_API int NARMA_Rput_notify(const void *origin_addr, int origin_count,
-                                MPI_Datatype origin_datatype, int target_rank,
-                                MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, NARMA_Win win,
+                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                                int target_count, MPI_Datatype target_datatype, NARMA_Win win,
                                 NARMA_Request *request, int tag);
 NARMA_API int NARMA_Rget_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                 int target_rank, MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, NARMA_Win win,
-                                NARMA_Request *request, int tag);
+                                MPI_Datatype target_datatype, NARMA_Win win, NARMA_Request *request,
+                                int tag);
 /** Accumulate, then notify (beyond the paper). */
 NARMA_API int NARMA_Accumulate_notify(const void *origin_addr, int origin_count,
                                       MPI_Datatype origin_datatype, int target_rank,

@@ -76,9 +76,9 @@ typedef enum {
 
 /** Which directions a plan exchanges (a bit set). */
 enum {
-    NARMA_HALO_EW = 1,   /**< east-west (x) */
-    NARMA_HALO_NS = 2,   /**< north-south (y) */
-    NARMA_HALO_BOTH = 3  /**< both in one exchange (default when 0) */
+    NARMA_HALO_EW = 1,  /**< east-west (x) */
+    NARMA_HALO_NS = 2,  /**< north-south (y) */
+    NARMA_HALO_BOTH = 3 /**< both in one exchange (default when 0) */
 };
 
 /** Field storage orders (see the file comment). */
@@ -101,19 +101,22 @@ enum narma_halo_error {
  * what you need; zero means "default" for every member.
  */
 typedef struct {
-    int nz, ny, nx;          /**< interior shape of every field (required, >= 1) */
-    int halo_x, halo_y;      /**< halo depth east-west and north-south (default 2) */
-    MPI_Datatype datatype;   /**< a predefined element type (default MPI_DOUBLE) */
-    int nfields;             /**< fields exchanged together (default 1) */
-    int corners;             /**< nonzero: fill corners (see the file comment) */
-    int directions;          /**< NARMA_HALO_EW, _NS or _BOTH (default _BOTH) */
-    NARMA_Halo_layout layout;/**< storage order (default NARMA_HALO_LAYOUT_ZYX) */
+    int nz, ny, nx;               /**< interior shape of every field (required, >= 1) */
+    int halo_x, halo_y;           /**< halo depth east-west and north-south (default 2) */
+    MPI_Datatype datatype;        /**< a predefined element type (default MPI_DOUBLE) */
+    int nfields;                  /**< fields exchanged together (default 1) */
+    int corners;                  /**< nonzero: fill corners (see the file comment) */
+    int directions;               /**< NARMA_HALO_EW, _NS or _BOTH (default _BOTH) */
+    NARMA_Halo_layout layout;     /**< storage order (default NARMA_HALO_LAYOUT_ZYX) */
     NARMA_Halo_strategy strategy; /**< default: $NARMA_HALO_STRATEGY, else p2p */
-    size_t field_elems;      /**< elements allocated per field; 0 = not checked, else
-                                  NARMA_HALO_ERR_SIZE if below the layout's need */
+    size_t field_elems;           /**< elements allocated per field; 0 = not checked, else
+                                       NARMA_HALO_ERR_SIZE if below the layout's need */
 } NARMA_Halo_desc;
 
-#define NARMA_HALO_DESC_INIT {0, 0, 0, 0, 0, MPI_DATATYPE_NULL, 0, 0, 0, NARMA_HALO_LAYOUT_ZYX, NARMA_HALO_DEFAULT, 0}
+#define NARMA_HALO_DESC_INIT                                                                    \
+    {                                                                                           \
+        0, 0, 0, 0, 0, MPI_DATATYPE_NULL, 0, 0, 0, NARMA_HALO_LAYOUT_ZYX, NARMA_HALO_DEFAULT, 0 \
+    }
 
 /**
  * Create a plan (collective over @p cart). Windows, groups, buffers and

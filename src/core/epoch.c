@@ -6,7 +6,10 @@
 
 #define NARMAI_KEEP_ORIGIN_MAX 65536
 
-static inline int ep_access_side(const struct narmai_epoch *e) { return e->type != NARMAI_EP_EXPOSURE; }
+static inline int ep_access_side(const struct narmai_epoch *e)
+{
+    return e->type != NARMAI_EP_EXPOSURE;
+}
 static inline int ep_exposure_side(const struct narmai_epoch *e)
 {
     return e->type == NARMAI_EP_EXPOSURE || e->type == NARMAI_EP_FENCE;
@@ -72,8 +75,8 @@ static int may_overlap(const struct narmai_win *w, const struct narmai_epoch *p,
                        const struct narmai_epoch *e)
 {
     if (p->t_close > e->t_open) return 1; /* open at the same time in the program */
-    if (p->type == NARMAI_EP_FENCE || e->type == NARMAI_EP_FENCE ||
-        p->type == NARMAI_EP_LOCK_ALL || e->type == NARMAI_EP_LOCK_ALL)
+    if (p->type == NARMAI_EP_FENCE || e->type == NARMAI_EP_FENCE || p->type == NARMAI_EP_LOCK_ALL ||
+        e->type == NARMAI_EP_LOCK_ALL)
         return 0;
     int pa = ep_access_side(p), ea = ep_access_side(e);
     if (ea && pa) return (w->reorder & NARMAI_AAAR) != 0;
@@ -100,7 +103,8 @@ static int activate(struct narmai_win *w, struct narmai_epoch *e)
     e->state = NARMAI_EP_ACTIVE;
     switch (e->type) {
     case NARMAI_EP_ACCESS:
-        for (int i = 0; i < e->n; i++) e->ids[i] = ++w->a_req[e->ranks[i]];
+        for (int i = 0; i < e->n; i++)
+            e->ids[i] = ++w->a_req[e->ranks[i]];
         break;
     case NARMAI_EP_EXPOSURE:
         /* The grant releases our earlier stores to the window (ctl_add is a release). */
@@ -111,10 +115,13 @@ static int activate(struct narmai_win *w, struct narmai_epoch *e)
         }
         break;
     case NARMAI_EP_LOCK:
-        if (e->assert & MPI_MODE_NOCHECK) e->held = 1;
-        else narmai_lock_try(w, e->lock_type, e->lock_rank, &rc) && (e->held = 1);
+        if (e->assert & MPI_MODE_NOCHECK)
+            e->held = 1;
+        else
+            narmai_lock_try(w, e->lock_type, e->lock_rank, &rc) && (e->held = 1);
         break;
-    default: break;
+    default:
+        break;
     }
     return rc;
 }
@@ -140,7 +147,8 @@ int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int 
             e->held_all[target] = 1;
         return e->held_all[target];
     }
-    default: return 1;
+    default:
+        return 1;
     }
 }
 
@@ -324,7 +332,8 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
         if (!e->held && !narmai_lock_try(w, e->lock_type, e->lock_rank, rc)) return 0;
         e->held = 1;
         if (!may_block) return 0;
-        *rc = narmai_lock_release(w, e->lock_rank, (e->assert & MPI_MODE_NOCHECK) ? -1 : e->lock_type);
+        *rc =
+            narmai_lock_release(w, e->lock_rank, (e->assert &MPI_MODE_NOCHECK) ? -1 : e->lock_type);
         return 1;
     case NARMAI_EP_LOCK_ALL:
         if (!may_block) return 0;

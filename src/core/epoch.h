@@ -31,8 +31,13 @@
 #include "core/narmai.h"
 #include "transport/transport.h"
 
-enum narmai_ep_type { NARMAI_EP_FENCE = 1, NARMAI_EP_ACCESS, NARMAI_EP_EXPOSURE, NARMAI_EP_LOCK,
-                      NARMAI_EP_LOCK_ALL };
+enum narmai_ep_type {
+    NARMAI_EP_FENCE = 1,
+    NARMAI_EP_ACCESS,
+    NARMAI_EP_EXPOSURE,
+    NARMAI_EP_LOCK,
+    NARMAI_EP_LOCK_ALL
+};
 enum narmai_ep_state { NARMAI_EP_DEFERRED = 1, NARMAI_EP_ACTIVE, NARMAI_EP_DONE };
 
 /* A recorded RMA call, replayed when its epoch and target are ready. */
@@ -47,8 +52,8 @@ struct narmai_op {
     int ocount, rcount, tcount;
     MPI_Datatype otype, rtype, ttype; /* derived types are duplicated while recorded */
     MPI_Op op;
-    struct narmai_request *req;       /* R* forms: completes when issued (and its MPI request) */
-    uint64_t seq;                     /* w->op_seq when recorded */
+    struct narmai_request *req; /* R* forms: completes when issued (and its MPI request) */
+    uint64_t seq;               /* w->op_seq when recorded */
 };
 
 struct narmai_ep_waiter {
@@ -56,24 +61,24 @@ struct narmai_ep_waiter {
 };
 
 struct narmai_epoch {
-    narmau_dlist link;       /* on w->epochs, in opening order */
+    narmau_dlist link; /* on w->epochs, in opening order */
     uint8_t type, state;
-    uint8_t closed;          /* the program closed it */
-    uint8_t flushed;         /* completion: operations flushed */
-    uint64_t t_open, t_close;/* program-order stamps (w->clock); t_close = UINT64_MAX while open */
+    uint8_t closed;           /* the program closed it */
+    uint8_t flushed;          /* completion: operations flushed */
+    uint64_t t_open, t_close; /* program-order stamps (w->clock); t_close = UINT64_MAX while open */
     int assert;
-    int n;                   /* PSCW group size */
-    int *ranks;              /* PSCW group (window ranks) */
-    uint64_t *ids;           /* PSCW: access or exposure id per member, set at activation */
+    int n;         /* PSCW group size */
+    int *ranks;    /* PSCW group (window ranks) */
+    uint64_t *ids; /* PSCW: access or exposure id per member, set at activation */
     int lock_rank, lock_type;
-    uint8_t held;            /* lock: held (or NOCHECK) */
-    uint8_t *held_all;       /* lock_all: per target */
-    narmau_dlist ops;        /* recorded operations, in call order */
-    uint64_t nops;           /* operations ever recorded or issued in this epoch */
-    uint64_t nissued;        /* of which issued (recorded ones issue in order) */
-    uint64_t fence_n;        /* fence: barrier number */
-    int fence_round;         /* fence: next dissemination round */
-    uint8_t fence_sent;      /* fence: current round's increment sent */
+    uint8_t held;       /* lock: held (or NOCHECK) */
+    uint8_t *held_all;  /* lock_all: per target */
+    narmau_dlist ops;   /* recorded operations, in call order */
+    uint64_t nops;      /* operations ever recorded or issued in this epoch */
+    uint64_t nissued;   /* of which issued (recorded ones issue in order) */
+    uint64_t fence_n;   /* fence: barrier number */
+    int fence_round;    /* fence: next dissemination round */
+    uint8_t fence_sent; /* fence: current round's increment sent */
     struct narmai_request *close_req;
     struct narmai_epoch *next_free;
     struct narmai_ep_waiter *waiter; /* blocking close in progress */

@@ -25,7 +25,7 @@ static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
     old->fence_n = ++w->fence_count;
     w->cur_access = NULL;
     if ((rc = narmai_epoch_close(w, old, request))) return rc;
-    if (!(assert & MPI_MODE_NOSUCCEED)) {
+    if (!(assert &MPI_MODE_NOSUCCEED)) {
         if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &e))) return rc;
         e->assert = assert;
         w->cur_access = e;
@@ -46,4 +46,3 @@ int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ifence_impl(assert, w, request);
 }
-

@@ -4,11 +4,10 @@
  * compare-and-swap only (MPI promises atomicity between concurrent atomics
  * on one location only for the same operation): exclusive is CAS 0 -> EXCL,
  * shared is CAS n -> n + 1 while no exclusive holder is present; release is
- * the reverse CAS, so the target never has to call anything. Attempts never block: a lock epoch that
- * cannot take its lock yet stays active with its operations recorded, and
- * progress retries. Unlock flushes the epoch's operations, then releases
- * with an atomic add that publishes them to the next holder. lock_all takes
- * each target's shared lock at the first access to that target.
+ * the reverse CAS, so the target never has to call anything. Attempts never block: a lock epoch
+ * that cannot take its lock yet stays active with its operations recorded, and progress retries.
+ * Unlock flushes the epoch's operations, then releases with an atomic add that publishes them to
+ * the next holder. lock_all takes each target's shared lock at the first access to that target.
  */
 #include "core/epoch.h"
 #include <stdlib.h>
@@ -50,7 +49,6 @@ static int check_rank(struct narmai_win *w, int rank)
         return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
     return NARMA_SUCCESS;
 }
-
 
 static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
@@ -103,7 +101,8 @@ static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
     }
     /* NOCHECK: no lock is taken; every target counts as held, nothing is released. */
     if (assert & MPI_MODE_NOCHECK)
-        for (int r = 0; r < w->size; r++) held[r] = 2;
+        for (int r = 0; r < w->size; r++)
+            held[r] = 2;
     e->held_all = held;
     e->assert = assert;
     w->cur_access = e;
@@ -164,4 +163,3 @@ int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iunlock_all_impl(w, request);
 }
-

@@ -29,7 +29,6 @@ static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int
     return NARMA_SUCCESS;
 }
 
-
 static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
@@ -53,7 +52,8 @@ static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *
     struct narmai_epoch *e;
     int rc = open_group_epoch(w, NARMAI_EP_ACCESS, group, assert, &e);
     if (rc) return rc;
-    for (int i = 0; i < e->n; i++) w->acc_member[e->ranks[i]] = i + 1;
+    for (int i = 0; i < e->n; i++)
+        w->acc_member[e->ranks[i]] = i + 1;
     w->cur_access = e;
     narmai_epoch_progress(w);
     return narmai_request_done(w, request);
@@ -65,7 +65,8 @@ static int icomplete_impl(NARMA_Win w, NARMA_Request *request)
     struct narmai_epoch *e = w->cur_access;
     if (e == NULL || e->type != NARMAI_EP_ACCESS)
         return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "complete without a matching start");
-    for (int i = 0; i < e->n; i++) w->acc_member[e->ranks[i]] = 0;
+    for (int i = 0; i < e->n; i++)
+        w->acc_member[e->ranks[i]] = 0;
     w->cur_access = NULL;
     return narmai_epoch_close(w, e, request);
 }
@@ -139,4 +140,3 @@ int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iwait_impl(w, request);
 }
-

@@ -31,8 +31,10 @@ int narmai_lazy_init(void)
     /* NARMA_TRANSPORT: auto (default), shm, mpi. */
     const char *t = getenv("NARMA_TRANSPORT");
     narmai_g.forced_transport = 0;
-    if (t != NULL && strcmp(t, "shm") == 0) narmai_g.forced_transport = 1;
-    else if (t != NULL && strcmp(t, "mpi") == 0) narmai_g.forced_transport = 2;
+    if (t != NULL && strcmp(t, "shm") == 0)
+        narmai_g.forced_transport = 1;
+    else if (t != NULL && strcmp(t, "mpi") == 0)
+        narmai_g.forced_transport = 2;
     else if (t != NULL && *t != '\0' && strcmp(t, "auto") != 0)
         fprintf(stderr, "narma: unknown NARMA_TRANSPORT=%s, using auto\n", t);
 
@@ -40,7 +42,8 @@ int narmai_lazy_init(void)
     uint32_t slots = narmai_env_u32("NARMA_RING_SLOTS", NARMA_DEFAULT_RING_SLOTS);
     if (slots < 2) slots = 2;
     uint32_t p2 = 1;
-    while (p2 < slots && p2 < (UINT32_C(1) << 24)) p2 <<= 1;
+    while (p2 < slots && p2 < (UINT32_C(1) << 24))
+        p2 <<= 1;
     narmai_g.ring_slots = p2;
     /* NARMA_INLINE_MAX: largest notified put (bytes) carried inside the record; 0 disables. */
     narmai_g.inline_max = narmai_env_u32("NARMA_INLINE_MAX", 40);

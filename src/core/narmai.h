@@ -14,10 +14,10 @@
 
 /* Record an MPI failure and return NARMA_ERR_MPI (the MPI code stays retrievable). */
 int narmai_mpi_error(int mpi_code);
-#define NARMAI_MPI(call)                                                                \
-    do {                                                                                \
-        int narmai_mpi_rc_ = (call);                                                    \
-        if (narmai_mpi_rc_ != MPI_SUCCESS) return narmai_mpi_error(narmai_mpi_rc_);     \
+#define NARMAI_MPI(call)                                                            \
+    do {                                                                            \
+        int narmai_mpi_rc_ = (call);                                                \
+        if (narmai_mpi_rc_ != MPI_SUCCESS) return narmai_mpi_error(narmai_mpi_rc_); \
     } while (0)
 
 /* Report an error to the user: returns the class unchanged, after printing a
@@ -28,13 +28,13 @@ int narmai_err(int errclass, const char *func, const char *fmt, ...)
 
 /* ---- global state ---- */
 struct narmai_global {
-    int initialized;         /* narma state is set up */
-    int we_initialized_mpi;  /* NARMA_Init called MPI_Init */
-    int forced_transport;    /* 0 auto, 1 shm, 2 mpi */
-    uint32_t ring_slots;     /* notification ring capacity per target */
-    uint32_t inline_max;     /* largest notified put carried inline */
-    uint32_t spin_count;     /* polls before a wait starts yielding */
-    narmau_dlist windows;    /* every live window (progress visits them in creation order) */
+    int initialized;        /* narma state is set up */
+    int we_initialized_mpi; /* NARMA_Init called MPI_Init */
+    int forced_transport;   /* 0 auto, 1 shm, 2 mpi */
+    uint32_t ring_slots;    /* notification ring capacity per target */
+    uint32_t inline_max;    /* largest notified put carried inline */
+    uint32_t spin_count;    /* polls before a wait starts yielding */
+    narmau_dlist windows;   /* every live window (progress visits them in creation order) */
     int nwindows;
 };
 extern struct narmai_global narmai_g;
@@ -61,37 +61,41 @@ static inline int narmai_ensure_init(void)
  * already COMPLETE); Test/Wait that observes completion frees them and sets
  * the caller's handle to NARMA_REQUEST_NULL. */
 enum narmai_req_kind { NARMAI_REQ_NOTIFY = 1, NARMAI_REQ_RMA, NARMAI_REQ_EPOCH };
-enum narmai_req_state { NARMAI_REQ_INACTIVE = 1, NARMAI_REQ_ACTIVE, NARMAI_REQ_COMPLETE,
-                        NARMAI_REQ_DEAD };
+enum narmai_req_state {
+    NARMAI_REQ_INACTIVE = 1,
+    NARMAI_REQ_ACTIVE,
+    NARMAI_REQ_COMPLETE,
+    NARMAI_REQ_DEAD
+};
 #define NARMAI_REQ_MAGIC 0x6e61726d61726571ull /* "narmareq" */
 
 struct narmai_win;
 struct narmai_request {
     uint64_t magic;
     uint8_t kind, state;
-    int32_t src, tag;          /* match specification (notification requests) */
+    int32_t src, tag; /* match specification (notification requests) */
     int32_t expected, matched;
-    int32_t st_src, st_tag;    /* status of the last match */
+    int32_t st_src, st_tag; /* status of the last match */
     int64_t st_bytes;
     int st_error;
-    uint8_t st_cached;         /* st_template holds the count for st_cached_bytes */
+    uint8_t st_cached; /* st_template holds the count for st_cached_bytes */
     int64_t st_cached_bytes;
     MPI_Status st_template;
     struct narmai_win *win;
-    narmau_dlist link;         /* on win->active_reqs while ACTIVE */
-    MPI_Request mpi_req;       /* RMA requests on the mpi transport */
-    void *ctx;                 /* epoch-closing requests: the epoch */
+    narmau_dlist link;                     /* on win->active_reqs while ACTIVE */
+    MPI_Request mpi_req;                   /* RMA requests on the mpi transport */
+    void *ctx;                             /* epoch-closing requests: the epoch */
     int (*poll)(struct narmai_request *r); /* flush requests: completion test */
-    uint64_t upto;             /* flush requests: operations up to this sequence number */
-    int target;                /* flush requests: rank or -1 */
-    uint8_t local;             /* flush requests: local completion only */
+    uint64_t upto; /* flush requests: operations up to this sequence number */
+    int target;    /* flush requests: rank or -1 */
+    uint8_t local; /* flush requests: local completion only */
 };
 
 /* ---- unexpected queue (notify_match.c) ---- */
 struct narmai_uq_entry;
 struct narmai_uq_bin;
 struct narmai_uq {
-    narmau_dlist all;       /* every entry in arrival order */
+    narmau_dlist all;               /* every entry in arrival order */
     struct narmai_uq_bin **buckets; /* hash of bins keyed by (src,tag), by src, by tag */
     uint32_t nbuckets, nbins;
     size_t count;
@@ -102,8 +106,8 @@ void narmai_uq_destroy(struct narmai_uq *q);
 /* Append an arrived notification. Returns 0 or NARMA_ERR_NO_MEM. */
 int narmai_uq_push(struct narmai_uq *q, int32_t src, int32_t tag, int64_t bytes);
 /* Remove the oldest entry matching (src, tag) (wildcards allowed); 1 if found. O(1). */
-int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_src,
-                  int32_t *out_tag, int64_t *out_bytes);
+int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_src, int32_t *out_tag,
+                  int64_t *out_bytes);
 
 /* Matching of arrived notifications against active requests (notify_match.c). */
 void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64_t bytes);
@@ -116,38 +120,38 @@ struct narmat_ops;
 
 struct narmai_win {
     uint64_t magic;
-    MPI_Comm comm;             /* private duplicate */
+    MPI_Comm comm; /* private duplicate */
     int rank, size;
     int flavor;
-    MPI_Aint size_bytes;       /* local window size */
+    MPI_Aint size_bytes; /* local window size */
     int disp_unit;
     void *base;
     const struct narmat_ops *ops;
-    void *tp;                  /* transport-private state */
-    MPI_Win attr_win;          /* MPI window carrying attributes and the name */
-    MPI_Group group;           /* the window's group */
-    int *iota;                 /* 0, 1, ..., size-1 (group translation) */
-    narmau_dlist link;         /* on narmai_g.windows */
+    void *tp;          /* transport-private state */
+    MPI_Win attr_win;  /* MPI window carrying attributes and the name */
+    MPI_Group group;   /* the window's group */
+    int *iota;         /* 0, 1, ..., size-1 (group translation) */
+    narmau_dlist link; /* on narmai_g.windows */
 
     /* epochs (epoch.h) */
-    narmau_dlist epochs;       /* every epoch not yet DONE (or not yet closed), opening order */
-    uint64_t clock;            /* program-order stamp of synchronisation calls */
+    narmau_dlist epochs; /* every epoch not yet DONE (or not yet closed), opening order */
+    uint64_t clock;      /* program-order stamp of synchronisation calls */
     struct narmai_epoch *cur_access;   /* program-open fence, PSCW access or lock_all epoch */
     struct narmai_epoch *cur_exposure; /* program-open PSCW exposure epoch */
     struct narmai_epoch **lock_ep;     /* per target: program-open lock epoch */
     int nlock_open;
-    int *acc_member;           /* per target: 1 + index in cur_access's PSCW group, or 0 */
-    uint64_t fence_count;      /* fences called so far (barrier numbers) */
-    int reorder;               /* NARMAI_AAAR | ... from the window's info */
-    uint64_t op_seq;           /* RMA calls submitted so far */
-    uint64_t nrecorded;        /* of which still recorded (not issued) */
+    int *acc_member;      /* per target: 1 + index in cur_access's PSCW group, or 0 */
+    uint64_t fence_count; /* fences called so far (barrier numbers) */
+    int reorder;          /* NARMAI_AAAR | ... from the window's info */
+    uint64_t op_seq;      /* RMA calls submitted so far */
+    uint64_t nrecorded;   /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */
-    uint64_t *a_req;           /* accesses requested toward peer */
-    uint64_t *e_open;          /* exposures opened toward peer */
+    uint64_t *a_req;  /* accesses requested toward peer */
+    uint64_t *e_open; /* exposures opened toward peer */
 
     /* notification matching */
-    narmau_dlist active_reqs;  /* ACTIVE notification requests in Start order */
-    int nreqs;                 /* live notification requests bound to this window */
+    narmau_dlist active_reqs; /* ACTIVE notification requests in Start order */
+    int nreqs;                /* live notification requests bound to this window */
     struct narmai_uq uq;
     struct narmai_epoch *free_epochs; /* recycled epoch objects */
 };
@@ -158,7 +162,9 @@ static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == N
 void narmai_progress(void);
 void narmai_progress_win(struct narmai_win *w);
 /* Bounded spin, then yield the core. */
-typedef struct { uint32_t spins; } narmai_waiter;
+typedef struct {
+    uint32_t spins;
+} narmai_waiter;
 void narmai_wait_step(narmai_waiter *wt);
 
 /* epochs: used by window.c and rma.c */

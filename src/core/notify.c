@@ -31,8 +31,8 @@ int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MP
 }
 
 int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
-                            MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
-                            NARMA_Win w, int tag)
+                            MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+                            int tag)
 {
     if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
 #if NARMA_ARG_CHECKS
@@ -57,9 +57,8 @@ static int completed_request(struct narmai_win *w, int rc, NARMA_Request *reques
     return NARMA_SUCCESS;
 }
 
-int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
-                      MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Win w,
-                      NARMA_Request *request, int tag)
+int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
@@ -67,8 +66,7 @@ int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int tar
 }
 
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                      int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request,
-                      int tag)
+                      int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);

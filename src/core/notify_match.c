@@ -69,7 +69,8 @@ static struct narmai_uq_bin *bin_find(struct narmai_uq *q, int32_t kind, int32_t
 {
     if (q->nbuckets == 0) return NULL;
     struct narmai_uq_bin *b = q->buckets[bin_hash(kind, src, tag) & (q->nbuckets - 1)];
-    while (b != NULL && (b->kind != kind || b->src != src || b->tag != tag)) b = b->hnext;
+    while (b != NULL && (b->kind != kind || b->src != src || b->tag != tag))
+        b = b->hnext;
     return b;
 }
 
@@ -116,19 +117,22 @@ int narmai_uq_push(struct narmai_uq *q, int32_t src, int32_t tag, int64_t bytes)
         bin_get(q, BIN_EXACT, src, tag), bin_get(q, BIN_SRC, src, 0), bin_get(q, BIN_TAG, 0, tag)};
     if (bins[0] == NULL || bins[1] == NULL || bins[2] == NULL) return NARMA_ERR_NO_MEM;
     struct narmai_uq_entry *e = q->freelist;
-    if (e != NULL) q->freelist = e->next_free;
-    else if ((e = malloc(sizeof(*e))) == NULL) return NARMA_ERR_NO_MEM;
+    if (e != NULL)
+        q->freelist = e->next_free;
+    else if ((e = malloc(sizeof(*e))) == NULL)
+        return NARMA_ERR_NO_MEM;
     e->src = src;
     e->tag = tag;
     e->bytes = bytes;
     narmau_dlist_push_back(&q->all, &e->all);
-    for (int k = 0; k < BIN_KINDS; k++) narmau_dlist_push_back(&bins[k]->entries, &e->bin[k]);
+    for (int k = 0; k < BIN_KINDS; k++)
+        narmau_dlist_push_back(&bins[k]->entries, &e->bin[k]);
     q->count++;
     return NARMA_SUCCESS;
 }
 
-int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_src,
-                  int32_t *out_tag, int64_t *out_bytes)
+int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_src, int32_t *out_tag,
+                  int64_t *out_bytes)
 {
     if (q->count == 0) return 0;
     struct narmai_uq_entry *e;
@@ -136,8 +140,8 @@ int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_sr
         e = narmau_container_of(q->all.next, struct narmai_uq_entry, all);
     } else {
         int kind = src == NARMA_ANY_SOURCE ? BIN_TAG : tag == NARMA_ANY_TAG ? BIN_SRC : BIN_EXACT;
-        struct narmai_uq_bin *b = bin_find(q, kind, kind == BIN_TAG ? 0 : src,
-                                           kind == BIN_SRC ? 0 : tag);
+        struct narmai_uq_bin *b =
+            bin_find(q, kind, kind == BIN_TAG ? 0 : src, kind == BIN_SRC ? 0 : tag);
         if (b == NULL || narmau_dlist_empty(&b->entries)) return 0;
         e = narmau_container_of(b->entries.next, struct narmai_uq_entry, bin[kind]);
     }
@@ -145,7 +149,8 @@ int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_sr
     *out_tag = e->tag;
     *out_bytes = e->bytes;
     narmau_dlist_remove(&e->all);
-    for (int k = 0; k < BIN_KINDS; k++) narmau_dlist_remove(&e->bin[k]);
+    for (int k = 0; k < BIN_KINDS; k++)
+        narmau_dlist_remove(&e->bin[k]);
     e->next_free = q->freelist;
     q->freelist = e;
     q->count--;

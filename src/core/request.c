@@ -32,8 +32,10 @@ void narmai_request_release(struct narmai_request *r)
     if (r->kind == NARMAI_REQ_NOTIFY && r->win != NULL) r->win->nreqs--;
     r->magic = 0;
     r->state = NARMAI_REQ_DEAD;
-    if (narmai_req_cached < NARMAI_REQ_CACHE) narmai_req_cache[narmai_req_cached++] = r;
-    else free(r);
+    if (narmai_req_cached < NARMAI_REQ_CACHE)
+        narmai_req_cache[narmai_req_cached++] = r;
+    else
+        free(r);
 }
 
 static inline int req_ok(const struct narmai_request *r)
@@ -215,7 +217,8 @@ int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *status
     int err = NARMA_SUCCESS;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-        if (req_is_inert(reqs[i])) status_empty(st);
+        if (req_is_inert(reqs[i]))
+            status_empty(st);
         else {
             int e = req_finish(&reqs[i], st);
             if (e && !err) err = e;

@@ -31,7 +31,8 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target basic datatypes differ");
         if ((MPI_Aint)ocount * od->size != (MPI_Aint)tcount * td->size)
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin carries %ld bytes, target %ld",
-                              (long)((MPI_Aint)ocount * od->size), (long)((MPI_Aint)tcount * td->size));
+                              (long)((MPI_Aint)ocount * od->size),
+                              (long)((MPI_Aint)tcount * td->size));
     }
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         MPI_Aint lo, hi;
@@ -69,8 +70,14 @@ static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target,
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
 #endif
-    struct narmai_op op = {.kind = NARMAI_OP_PUT, .target = target, .disp = disp, .oaddr = oaddr,
-                           .ocount = ocount, .otype = otype, .tcount = tcount, .ttype = ttype,
+    struct narmai_op op = {.kind = NARMAI_OP_PUT,
+                           .target = target,
+                           .disp = disp,
+                           .oaddr = oaddr,
+                           .ocount = ocount,
+                           .otype = otype,
+                           .tcount = tcount,
+                           .ttype = ttype,
                            .rtype = MPI_DATATYPE_NULL};
     return submit(w, &op, request);
 }
@@ -82,8 +89,14 @@ static int do_get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_A
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
 #endif
-    struct narmai_op op = {.kind = NARMAI_OP_GET, .target = target, .disp = disp, .raddr = oaddr,
-                           .ocount = ocount, .otype = otype, .tcount = tcount, .ttype = ttype,
+    struct narmai_op op = {.kind = NARMAI_OP_GET,
+                           .target = target,
+                           .disp = disp,
+                           .raddr = oaddr,
+                           .ocount = ocount,
+                           .otype = otype,
+                           .tcount = tcount,
+                           .ttype = ttype,
                            .rtype = MPI_DATATYPE_NULL};
     return submit(w, &op, request);
 }
@@ -95,7 +108,8 @@ int narmai_acc_check(MPI_Op op, MPI_Datatype ttype)
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
     if (td->basic == MPI_DATATYPE_NULL)
-        return NARMAI_ERR(NARMA_ERR_TYPE, "accumulate datatypes must be built from one predefined type");
+        return NARMAI_ERR(NARMA_ERR_TYPE,
+                          "accumulate datatypes must be built from one predefined type");
     rc = narmau_acc_check(op, td->basic);
     return rc ? NARMAI_ERR(rc, "operation not allowed on this datatype") : NARMA_SUCCESS;
 }
@@ -119,11 +133,18 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
     }
 #endif
     /* NO_OP ignores the origin: do not hold on to its (possibly NULL) datatype. */
-    struct narmai_op rec = {.kind = NARMAI_OP_ACC, .target = target, .disp = disp, .oaddr = oaddr,
-                            .ocount = ocount, .otype = op == MPI_NO_OP ? MPI_DATATYPE_NULL : otype,
-                            .raddr = raddr, .rcount = rcount,
-                            .rtype = raddr ? rtype : MPI_DATATYPE_NULL, .tcount = tcount,
-                            .ttype = ttype, .op = op};
+    struct narmai_op rec = {.kind = NARMAI_OP_ACC,
+                            .target = target,
+                            .disp = disp,
+                            .oaddr = oaddr,
+                            .ocount = ocount,
+                            .otype = op == MPI_NO_OP ? MPI_DATATYPE_NULL : otype,
+                            .raddr = raddr,
+                            .rcount = rcount,
+                            .rtype = raddr ? rtype : MPI_DATATYPE_NULL,
+                            .tcount = tcount,
+                            .ttype = ttype,
+                            .op = op};
     return submit(w, &rec, request);
 }
 
@@ -157,22 +178,22 @@ int NARMA_Accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int targ
                      int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
     if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
-    return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype,
-                  op, w, NULL);
+    return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype, op,
+                  w, NULL);
 }
 
-int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target,
-                      MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
                       NARMA_Request *request)
 {
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
-    return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype,
-                  op, w, request);
+    return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype, op,
+                  w, request);
 }
 
-int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
-                         int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
+                         MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
     if (raddr == NULL && rcount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
@@ -190,8 +211,8 @@ int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, voi
                   request);
 }
 
-int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target,
-                       MPI_Aint disp, NARMA_Op op, NARMA_Win w)
+int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target, MPI_Aint disp,
+                       NARMA_Op op, NARMA_Win w)
 {
     if (raddr == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
     if (narmai_win_ok(w) && type != MPI_DATATYPE_NULL) {
@@ -214,14 +235,23 @@ int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MP
     /* MPI: C integer, Fortran integer, logical, multi-language and byte types only. */
     if (type == MPI_FLOAT || type == MPI_DOUBLE || type == MPI_LONG_DOUBLE ||
         type == MPI_C_FLOAT_COMPLEX || type == MPI_C_DOUBLE_COMPLEX)
-        return NARMAI_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs an integer, logical or byte type");
+        return NARMAI_ERR(NARMA_ERR_TYPE,
+                          "Compare_and_swap needs an integer, logical or byte type");
     const narmau_dtype *d;
     narmau_dtype_get(type, &d);
     if (d->basic != type)
         return NARMAI_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs a predefined datatype");
 #endif
-    struct narmai_op rec = {.kind = NARMAI_OP_CAS, .target = target, .disp = disp, .oaddr = oaddr,
-                            .caddr = caddr, .raddr = raddr, .ocount = 1, .otype = type,
-                            .rtype = MPI_DATATYPE_NULL, .tcount = 1, .ttype = type};
+    struct narmai_op rec = {.kind = NARMAI_OP_CAS,
+                            .target = target,
+                            .disp = disp,
+                            .oaddr = oaddr,
+                            .caddr = caddr,
+                            .raddr = raddr,
+                            .ocount = 1,
+                            .otype = type,
+                            .rtype = MPI_DATATYPE_NULL,
+                            .tcount = 1,
+                            .ttype = type};
     return submit(w, &rec, NULL);
 }

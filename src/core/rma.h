@@ -4,7 +4,7 @@
 #include "core/narmai.h"
 
 #define NARMAI_CHK_NO_ORIGIN 1 /* origin buffer unused (NO_OP) */
-#define NARMAI_CHK_NO_EPOCH 2  /* legal outside an epoch (notified access) */
+#define NARMAI_CHK_NO_EPOCH  2 /* legal outside an epoch (notified access) */
 
 int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount,
                      MPI_Datatype otype, int tcount, MPI_Datatype ttype, int flags);

@@ -39,7 +39,8 @@ static int win_info(struct narmai_win *w, MPI_Info info)
         int flag = 0;
         MPI_Info_get(info, narmai_reorder_keys[i].key, (int)sizeof(val) - 1, val, &flag);
         if (!flag) continue;
-        if (strcmp(val, "true") == 0) w->reorder |= narmai_reorder_keys[i].flag;
+        if (strcmp(val, "true") == 0)
+            w->reorder |= narmai_reorder_keys[i].flag;
         else if (strcmp(val, "false") != 0)
             return NARMAI_ERR(NARMA_ERR_ARG, "info %s=%s: expected true or false",
                               narmai_reorder_keys[i].key, val);
@@ -92,7 +93,8 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
         win_release(w);
         return NARMAI_ERR(NARMA_ERR_NO_MEM, "window state");
     }
-    for (int i = 0; i < w->size; i++) w->iota[i] = i;
+    for (int i = 0; i < w->size; i++)
+        w->iota[i] = i;
     if ((rc = win_info(w, info))) {
         win_release(w);
         return rc;
@@ -139,7 +141,7 @@ int NARMA_Win_free(NARMA_Win *win)
     NARMAI_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm));
     if (worst != NARMA_SUCCESS)
         return mine ? mine : NARMAI_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
-    narmai_progress_win(w); /* deliver what already arrived (inline data lands in memory) */
+    narmai_progress_win(w);   /* deliver what already arrived (inline data lands in memory) */
     narmai_epoch_drop_all(w); /* only an empty fence epoch can remain */
     int rc = w->ops->win_free(w);
     narmau_dlist_remove(&w->link);
@@ -196,8 +198,7 @@ int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
 }
 
 int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
-                            MPI_Win_delete_attr_function *delete_fn, int *keyval,
-                            void *extra_state)
+                            MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra_state)
 {
     if (keyval == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL keyval");
     NARMAI_MPI(MPI_Win_create_keyval(copy_fn, delete_fn, keyval, extra_state));
@@ -234,11 +235,16 @@ int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
     if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (val == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
     *flag = 1;
-    if (keyval == MPI_WIN_BASE) *(void **)val = win->base;
-    else if (keyval == MPI_WIN_SIZE) *(MPI_Aint **)val = &win->size_bytes;
-    else if (keyval == MPI_WIN_DISP_UNIT) *(int **)val = &win->disp_unit;
-    else if (keyval == MPI_WIN_CREATE_FLAVOR) *(int **)val = &win->flavor;
-    else if (keyval == MPI_WIN_MODEL) *(int **)val = &model_attr;
+    if (keyval == MPI_WIN_BASE)
+        *(void **)val = win->base;
+    else if (keyval == MPI_WIN_SIZE)
+        *(MPI_Aint **)val = &win->size_bytes;
+    else if (keyval == MPI_WIN_DISP_UNIT)
+        *(int **)val = &win->disp_unit;
+    else if (keyval == MPI_WIN_CREATE_FLAVOR)
+        *(int **)val = &win->flavor;
+    else if (keyval == MPI_WIN_MODEL)
+        *(int **)val = &model_attr;
     else {
         int rc = MPI_Win_get_attr(win->attr_win, keyval, val, flag);
         if (rc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
@@ -263,7 +269,8 @@ int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int *ranks, int *n)
     if (g == MPI_GROUP_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_GROUP_NULL");
     NARMAI_MPI(MPI_Group_size(g, &gs));
     if (gs > w->size)
-        return NARMAI_ERR(NARMA_ERR_RANK, "group of %d is larger than the window (%d)", gs, w->size);
+        return NARMAI_ERR(NARMA_ERR_RANK, "group of %d is larger than the window (%d)", gs,
+                          w->size);
     NARMAI_MPI(MPI_Group_translate_ranks(g, gs, w->iota, w->group, ranks));
     for (int i = 0; i < gs; i++)
         if (ranks[i] == MPI_UNDEFINED)

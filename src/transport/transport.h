@@ -35,7 +35,7 @@ enum narmat_ctl_kind {
     NARMAT_CTL_GRANT,    /* arg = peer: exposures the peer granted me (written by the peer) */
     NARMAT_CTL_DONE,     /* arg = peer: access epochs the peer completed toward me */
 };
-#define NARMAT_LOCK_EXCL (UINT64_C(1) << 63)
+#define NARMAT_LOCK_EXCL    (UINT64_C(1) << 63)
 #define NARMAT_FENCE_ROUNDS 64
 
 /* Notification kinds carried in a record. */
@@ -74,7 +74,7 @@ struct narmat_ops {
                MPI_Datatype type, int target, MPI_Aint disp);
     int (*flush)(struct narmai_win *w, int target);       /* target < 0: all */
     int (*flush_local)(struct narmai_win *w, int target); /* target < 0: all */
-    int (*sync)(struct narmai_win *w);                    /* public/private copies, memory barrier */
+    int (*sync)(struct narmai_win *w); /* public/private copies, memory barrier */
 
     /* Notified accesses. */
     int (*put_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
@@ -82,7 +82,8 @@ struct narmat_ops {
     int (*get_notify)(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                       MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
     int (*acc_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
-                      int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, int tag);
+                      int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
+                      int tag);
     /* Drain the local notification ring; returns how many records were delivered. */
     int (*poll)(struct narmai_win *w, narmat_note_cb cb);
 
@@ -134,13 +135,19 @@ static inline int narmat_cas(struct narmai_win *w, const void *oaddr, const void
 {
     return w->ops->cas(w, oaddr, caddr, raddr, type, target, disp);
 }
-static inline int narmat_flush(struct narmai_win *w, int target) { return w->ops->flush(w, target); }
+static inline int narmat_flush(struct narmai_win *w, int target)
+{
+    return w->ops->flush(w, target);
+}
 static inline int narmat_flush_local(struct narmai_win *w, int target)
 {
     return w->ops->flush_local(w, target);
 }
 static inline int narmat_sync(struct narmai_win *w) { return w->ops->sync(w); }
-static inline int narmat_poll(struct narmai_win *w, narmat_note_cb cb) { return w->ops->poll(w, cb); }
+static inline int narmat_poll(struct narmai_win *w, narmat_note_cb cb)
+{
+    return w->ops->poll(w, cb);
+}
 static inline int narmat_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t v)
 {
     return w->ops->ctl_add(w, target, kind, arg, v);

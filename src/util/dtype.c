@@ -523,7 +523,10 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
     return 0;
 }
 
-int narmau_dtype_get_slow(MPI_Datatype type, const narmau_dtype **out) { return lookup(type, 1, out); }
+int narmau_dtype_get_slow(MPI_Datatype type, const narmau_dtype **out)
+{
+    return lookup(type, 1, out);
+}
 
 /* ---- copies ------------------------------------------------------------- */
 

@@ -11,7 +11,10 @@ typedef struct narmau_dlist {
 
 static inline void narmau_dlist_init(narmau_dlist *l) { l->next = l->prev = l; }
 static inline int narmau_dlist_empty(const narmau_dlist *l) { return l->next == l; }
-static inline int narmau_dlist_linked(const narmau_dlist *n) { return n->next != NULL && n->next != n; }
+static inline int narmau_dlist_linked(const narmau_dlist *n)
+{
+    return n->next != NULL && n->next != n;
+}
 
 static inline void narmau_dlist_push_back(narmau_dlist *l, narmau_dlist *n)
 {
@@ -28,6 +31,7 @@ static inline void narmau_dlist_remove(narmau_dlist *n)
     n->next = n->prev = n; /* self-linked: "not on a list" */
 }
 
-#define narmau_dlist_foreach_safe(pos, tmp, head) \
-    for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); (pos) = (tmp), (tmp) = (pos)->next)
+#define narmau_dlist_foreach_safe(pos, tmp, head)                    \
+    for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); \
+         (pos) = (tmp), (tmp) = (pos)->next)
 #endif

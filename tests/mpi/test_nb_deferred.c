@@ -116,7 +116,8 @@ static void late_post(int O)
 static void lock_behind_access(void)
 {
     const int O = 0, T = 1;
-    test_phase("lock epoch deferred behind an access epoch to a late target: recorded, replayed in order");
+    test_phase(
+        "lock epoch deferred behind an access epoch to a late target: recorded, replayed in order");
     reset();
     if (rank == O) {
         NARMA_Request r_acc = access_to_late_target(T), open, r_rput, r_unlock;

@@ -35,8 +35,8 @@ int main(int argc, char **argv)
     int *base;
     NARMA_Win win;
     NARMA_Request r = NARMA_REQUEST_NULL, r2;
-    CHECK_RC(NARMA_Win_allocate(16 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                &base, &win));
+    CHECK_RC(NARMA_Win_allocate(16 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                                &win));
     MPI_Group to = group_of(right), from = group_of(left);
 
     test_phase("closing calls without their opening call: NARMA_ERR_RMA_SYNC");
@@ -129,7 +129,8 @@ int main(int argc, char **argv)
         MPI_Info_free(&info);
     }
 
-    test_phase("Win_free with a pending epoch: NARMA_ERR_PENDING on every rank, window still usable");
+    test_phase(
+        "Win_free with a pending epoch: NARMA_ERR_PENDING on every rank, window still usable");
     {
         /* rank 0 closes an access epoch toward rank 1, which has not posted */
         static const int v = 4242;

@@ -41,12 +41,13 @@ static MPI_Group group_of(int n, const int *ranks)
 
 static int value(int epoch, int origin, int i) { return 1000000 * (i + 1) + 1000 * epoch + origin; }
 
-/* Window layout (ints): slot (k, origin) at (k * size + origin) * K; "last" word per origin after. */
+/* Window layout (ints): slot (k, origin) at (k * size + origin) * K; "last" word per origin after.
+ */
 static int slot_disp(int k, int origin) { return (k * size + origin) * K; }
 static int last_disp(int origin) { return NE * size * K + origin; }
 
 static MPI_Status sts[NE]; /* statuses of Waitall (unused) */
-static int *base; /* memory of the window being checked */
+static int *base;          /* memory of the window being checked */
 
 static void reset(NARMA_Win win, int *mem)
 {
@@ -71,8 +72,8 @@ static void check_slot(int k, int origin)
 static void check_untouched_after(int k, int origin)
 {
     for (int j = k + 1; j < NE; j++)
-        CHECK(base[slot_disp(j, origin)] == -1, "epoch %d from %d landed while only %d were exposed",
-              j, origin, k + 1);
+        CHECK(base[slot_disp(j, origin)] == -1,
+              "epoch %d from %d landed while only %d were exposed", j, origin, k + 1);
     CHECK(base[last_disp(origin)] == k, "last word from %d is %d after exposure %d completed",
           origin, base[last_disp(origin)], k);
 }
@@ -134,7 +135,8 @@ int main(int argc, char **argv)
     MPI_Group to = group_of(1, &right), from = group_of(1, &left);
     uint64_t seed = 12345 + (uint64_t)rank;
 
-    test_phase("origin ahead: NE access epochs issued before the target posts; bursts of exposures");
+    test_phase(
+        "origin ahead: NE access epochs issued before the target posts; bursts of exposures");
     reset(win_exp, base);
     for (int k = 0; k < NE; k++)
         access_epoch(win_acc, to, 1, &right, k, out, &acc[k]);

@@ -41,16 +41,21 @@ static void pscw(int iters)
     MPI_Group to = group_of(right), from = group_of(left);
     int out[N];
     for (int it = 0; it < iters; it++) {
-        const int mix = it % 4; /* bit 0: nonblocking exposure side, bit 1: nonblocking access side */
+        const int mix =
+            it % 4; /* bit 0: nonblocking exposure side, bit 1: nonblocking access side */
         snprintf(test_detail, sizeof test_detail, "iteration %d, %s post/wait, %s start/complete",
                  it, mix & 1 ? "nonblocking" : "blocking", mix & 2 ? "nonblocking" : "blocking");
         NARMA_Request r_post, r_wait, r_start, r_comp;
         for (int i = 0; i < N; i++)
             out[i] = val(it, rank, i);
-        if (it % 2) CHECK_RC(NARMA_Win_ipost(from, 0, win, &r_post));
-        else CHECK_RC(NARMA_Win_post(from, 0, win));
-        if (it % 3) CHECK_RC(NARMA_Win_istart(to, 0, win, &r_start));
-        else CHECK_RC(NARMA_Win_start(to, 0, win));
+        if (it % 2)
+            CHECK_RC(NARMA_Win_ipost(from, 0, win, &r_post));
+        else
+            CHECK_RC(NARMA_Win_post(from, 0, win));
+        if (it % 3)
+            CHECK_RC(NARMA_Win_istart(to, 0, win, &r_start));
+        else
+            CHECK_RC(NARMA_Win_start(to, 0, win));
         CHECK_RC(NARMA_Put(out, N, MPI_INT, right, D_PSCW, N, MPI_INT, win));
         if (mix & 2) {
             CHECK_RC(NARMA_Win_icomplete(win, &r_comp));
@@ -129,16 +134,26 @@ static void lock_all(int iters)
         static const char *names[4] = {"iflush", "iflush_local", "iflush_all", "iflush_local_all"};
         snprintf(test_detail, sizeof test_detail, "iteration %d, %s", it, names[kind]);
         NARMA_Request r, r_all = NARMA_REQUEST_NULL;
-        if (it % 2) CHECK_RC(NARMA_Win_ilock_all(0, win, &r_all));
-        else CHECK_RC(NARMA_Win_lock_all(0, win));
+        if (it % 2)
+            CHECK_RC(NARMA_Win_ilock_all(0, win, &r_all));
+        else
+            CHECK_RC(NARMA_Win_lock_all(0, win));
         for (int i = 0; i < N; i++)
             out[i] = val(it, rank, i);
         CHECK_RC(NARMA_Put(out, N, MPI_INT, right, D_ALL, N, MPI_INT, win));
         switch (kind) {
-        case 0: CHECK_RC(NARMA_Win_iflush(right, win, &r)); break;
-        case 1: CHECK_RC(NARMA_Win_iflush_local(right, win, &r)); break;
-        case 2: CHECK_RC(NARMA_Win_iflush_all(win, &r)); break;
-        default: CHECK_RC(NARMA_Win_iflush_local_all(win, &r)); break;
+        case 0:
+            CHECK_RC(NARMA_Win_iflush(right, win, &r));
+            break;
+        case 1:
+            CHECK_RC(NARMA_Win_iflush_local(right, win, &r));
+            break;
+        case 2:
+            CHECK_RC(NARMA_Win_iflush_all(win, &r));
+            break;
+        default:
+            CHECK_RC(NARMA_Win_iflush_local_all(win, &r));
+            break;
         }
         CHECK_RC(nb_wait(&r));
         memset(out, 0xff, sizeof out); /* local completion at least: the buffer is reusable */

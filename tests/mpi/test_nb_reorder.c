@@ -31,9 +31,9 @@ enum kind { K_ACCESS, K_EXPOSURE, K_LOCK, K_LOCK_ALL };
 
 struct pattern {
     const char *name;
-    const char *key;  /* info key set to "true" in the "on" run */
-    enum kind first;  /* M's epoch with L */
-    enum kind second; /* M's epoch with E */
+    const char *key;    /* info key set to "true" in the "on" run */
+    enum kind first;    /* M's epoch with L */
+    enum kind second;   /* M's epoch with E */
     int expect_reorder; /* does the key take effect? */
 };
 
@@ -127,9 +127,12 @@ static NARMA_Request epoch(enum kind kind, int peer, int value)
 static NARMA_Request counterpart(enum kind kind, int value)
 {
     switch (kind) {
-    case K_ACCESS: return epoch(K_EXPOSURE, M, 0);  /* M accesses me: I expose */
-    case K_EXPOSURE: return epoch(K_ACCESS, M, value); /* M exposes to me: I access it */
-    default: return NARMA_REQUEST_NULL;                 /* lock targets are passive */
+    case K_ACCESS:
+        return epoch(K_EXPOSURE, M, 0); /* M accesses me: I expose */
+    case K_EXPOSURE:
+        return epoch(K_ACCESS, M, value); /* M exposes to me: I access it */
+    default:
+        return NARMA_REQUEST_NULL; /* lock targets are passive */
     }
 }
 
@@ -180,8 +183,10 @@ static void run(int p, int on)
         }
         recv(E, TAG_GO);
         NARMA_Request mine = NARMA_REQUEST_NULL;
-        if (late_holds_lock) CHECK_RC(NARMA_Win_unlock(L, win));
-        else mine = counterpart(pt->first, value_of(p, on, L));
+        if (late_holds_lock)
+            CHECK_RC(NARMA_Win_unlock(L, win));
+        else
+            mine = counterpart(pt->first, value_of(p, on, L));
         CHECK_RC(NARMA_Wait(&mine, MPI_STATUS_IGNORE));
     } else if (rank == M) {
         recv(E, TAG_READY);

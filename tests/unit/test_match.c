@@ -83,7 +83,8 @@ static int uq_equals_model(struct narmai_uq *q, const struct model_uq *m, const 
                     "%s: UQ entry %zu is (%d,%d,#%lld), model (%d,%d,#%lld)", when, i, got[i].src,
                     got[i].tag, (long long)got[i].bytes, m->v[i].src, m->v[i].tag,
                     (long long)m->v[i].bytes);
-    for (size_t i = 0; i < n; i++) narmai_uq_push(q, got[i].src, got[i].tag, got[i].bytes);
+    for (size_t i = 0; i < n; i++)
+        narmai_uq_push(q, got[i].src, got[i].tag, got[i].bytes);
     free(got);
     return ok;
 }
@@ -101,7 +102,8 @@ static void test_uq_basics(void)
     narmai_uq_init(&q);
     int32_t s, t;
     int64_t b;
-    CHECK(!narmai_uq_pop(&q, NARMA_ANY_SOURCE, NARMA_ANY_TAG, &s, &t, &b), "empty queue pops nothing");
+    CHECK(!narmai_uq_pop(&q, NARMA_ANY_SOURCE, NARMA_ANY_TAG, &s, &t, &b),
+          "empty queue pops nothing");
     CHECK(!narmai_uq_pop(&q, 1, 1, &s, &t, &b), "empty queue pops nothing (exact)");
     /* arrival order: #1 (1,5) #2 (2,5) #3 (1,6) #4 (2,6) #5 (1,5) */
     narmai_uq_push(&q, 1, 5, 1);
@@ -110,12 +112,15 @@ static void test_uq_basics(void)
     narmai_uq_push(&q, 2, 6, 4);
     narmai_uq_push(&q, 1, 5, 5);
     CHECK(q.count == 5, "count 5, got %zu", q.count);
-    CHECK(narmai_uq_pop(&q, 2, 6, &s, &t, &b) && b == 4, "exact (2,6) takes #4, got #%lld", (long long)b);
+    CHECK(narmai_uq_pop(&q, 2, 6, &s, &t, &b) && b == 4, "exact (2,6) takes #4, got #%lld",
+          (long long)b);
     CHECK(narmai_uq_pop(&q, NARMA_ANY_SOURCE, 6, &s, &t, &b) && b == 3 && s == 1 && t == 6,
           "(*,6) takes #3 (1,6), got #%lld", (long long)b);
     CHECK(!narmai_uq_pop(&q, NARMA_ANY_SOURCE, 6, &s, &t, &b), "no (*,6) left");
-    CHECK(narmai_uq_pop(&q, 1, NARMA_ANY_TAG, &s, &t, &b) && b == 1, "(1,*) takes #1, got #%lld", (long long)b);
-    CHECK(narmai_uq_pop(&q, NARMA_ANY_SOURCE, NARMA_ANY_TAG, &s, &t, &b) && b == 2 && s == 2 && t == 5,
+    CHECK(narmai_uq_pop(&q, 1, NARMA_ANY_TAG, &s, &t, &b) && b == 1, "(1,*) takes #1, got #%lld",
+          (long long)b);
+    CHECK(narmai_uq_pop(&q, NARMA_ANY_SOURCE, NARMA_ANY_TAG, &s, &t, &b) && b == 2 && s == 2 &&
+              t == 5,
           "(*,*) takes the oldest, #2, got #%lld", (long long)b);
     CHECK(!narmai_uq_pop(&q, 2, NARMA_ANY_TAG, &s, &t, &b), "no (2,*) left");
     CHECK(!narmai_uq_pop(&q, 1, 6, &s, &t, &b), "no (1,6) left");
@@ -161,8 +166,10 @@ static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag)
                               shape_name[shape], ps, pt, s, t, (long long)b, want.src, want.tag,
                               (long long)want.bytes))
                 break;
-            if (got) pops_found++;
-            else pops_empty++;
+            if (got)
+                pops_found++;
+            else
+                pops_empty++;
         }
         if (!CHECK(q.count == m.n, "op %ld: count %zu, model %zu", op, q.count, m.n)) break;
     }
@@ -213,7 +220,8 @@ static void fake_win(struct narmai_win *w)
     narmai_uq_init(&w->uq);
 }
 
-static struct narmai_request *new_req(struct narmai_win *w, int32_t src, int32_t tag, int32_t expected)
+static struct narmai_request *new_req(struct narmai_win *w, int32_t src, int32_t tag,
+                                      int32_t expected)
 {
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_NOTIFY, w);
     if (r == NULL) exit(1);
@@ -264,8 +272,10 @@ static void m_arrived(struct model *m, struct note n)
     }
     m->contested += candidates > 1;
     m->direct += best != NULL;
-    if (best != NULL) m_count(best, n);
-    else muq_push(&m->uq, n.src, n.tag, n.bytes);
+    if (best != NULL)
+        m_count(best, n);
+    else
+        muq_push(&m->uq, n.src, n.tag, n.bytes);
 }
 
 static void m_start(struct model *m, struct mreq *q)
@@ -277,17 +287,23 @@ static void m_start(struct model *m, struct mreq *q)
     q->state = NARMAI_REQ_ACTIVE;
     q->started = ++m->clock;
     struct note n;
-    while (q->state == NARMAI_REQ_ACTIVE && muq_pop(&m->uq, q->src, q->tag, &n)) m_count(q, n);
+    while (q->state == NARMAI_REQ_ACTIVE && muq_pop(&m->uq, q->src, q->tag, &n))
+        m_count(q, n);
 }
 
 static const char *state_name(int s)
 {
     switch (s) {
-    case NARMAI_REQ_INACTIVE: return "INACTIVE";
-    case NARMAI_REQ_ACTIVE: return "ACTIVE";
-    case NARMAI_REQ_COMPLETE: return "COMPLETE";
-    case NARMAI_REQ_DEAD: return "DEAD";
-    default: return "?";
+    case NARMAI_REQ_INACTIVE:
+        return "INACTIVE";
+    case NARMAI_REQ_ACTIVE:
+        return "ACTIVE";
+    case NARMAI_REQ_COMPLETE:
+        return "COMPLETE";
+    case NARMAI_REQ_DEAD:
+        return "DEAD";
+    default:
+        return "?";
     }
 }
 
@@ -306,9 +322,10 @@ static int compare(struct narmai_win *w, struct model *m, long step, const char 
         if (!ok || q->state == NARMAI_REQ_INACTIVE) continue;
         ok &= CHECK(r->matched == q->matched, "%s: request %d matched %d, model %d", when, i,
                     r->matched, q->matched);
-        ok &= CHECK(r->st_src == q->st_src && r->st_tag == q->st_tag && r->st_bytes == q->st_bytes,
-                    "%s: request %d status (%d,%d,#%lld), model (%d,%d,#%lld)", when, i, r->st_src,
-                    r->st_tag, (long long)r->st_bytes, q->st_src, q->st_tag, (long long)q->st_bytes);
+        ok &=
+            CHECK(r->st_src == q->st_src && r->st_tag == q->st_tag && r->st_bytes == q->st_bytes,
+                  "%s: request %d status (%d,%d,#%lld), model (%d,%d,#%lld)", when, i, r->st_src,
+                  r->st_tag, (long long)r->st_bytes, q->st_src, q->st_tag, (long long)q->st_bytes);
     }
     /* The active list holds exactly the model's ACTIVE requests, in start order. */
     uint64_t last = 0;
@@ -329,7 +346,8 @@ static int compare(struct narmai_win *w, struct model *m, long step, const char 
         last = q->started;
         if (nact > m->nreq) break; /* corrupt list: do not loop forever */
     }
-    for (int i = 0; i < m->nreq; i++) mact += m->req[i].state == NARMAI_REQ_ACTIVE;
+    for (int i = 0; i < m->nreq; i++)
+        mact += m->req[i].state == NARMAI_REQ_ACTIVE;
     ok &= CHECK(nact == mact, "%s: %d requests on the active list, model %d", when, nact, mact);
     ok &= CHECK(w->uq.count == m->uq.n, "%s: UQ holds %zu, model %zu", when, w->uq.count, m->uq.n);
     if (ok && full) ok &= uq_equals_model(&w->uq, &m->uq, when);
@@ -347,7 +365,8 @@ static void test_engine_rules(void)
     narmai_notify_start(any);
     narmai_notify_start(exact);
     narmai_notify_arrived(&w, 1, 7, 10);
-    CHECK(any->state == NARMAI_REQ_COMPLETE && any->st_src == 1 && any->st_tag == 7 && any->st_bytes == 10,
+    CHECK(any->state == NARMAI_REQ_COMPLETE && any->st_src == 1 && any->st_tag == 7 &&
+              any->st_bytes == 10,
           "the wildcard request started first takes it");
     CHECK(exact->state == NARMAI_REQ_ACTIVE && exact->matched == 0, "the exact one waits");
     narmai_notify_arrived(&w, 1, 7, 11);
@@ -362,18 +381,22 @@ static void test_engine_rules(void)
     CHECK(exact->state == NARMAI_REQ_ACTIVE && w.uq.count == 1, "(1,7) does not take (2,3)");
     any->state = NARMAI_REQ_INACTIVE;
     narmai_notify_start(any);
-    CHECK(any->state == NARMAI_REQ_COMPLETE && any->st_src == 2 && any->st_tag == 3 && any->st_bytes == 20,
+    CHECK(any->state == NARMAI_REQ_COMPLETE && any->st_src == 2 && any->st_tag == 3 &&
+              any->st_bytes == 20,
           "(*,*) started later takes it from the UQ at Start");
     CHECK(w.uq.count == 0, "UQ is empty again");
 
-    unit_phase("engine: Start takes at most expected_count, oldest first; status is the last match");
+    unit_phase(
+        "engine: Start takes at most expected_count, oldest first; status is the last match");
     narmai_notify_withdraw(exact);
-    for (int i = 0; i < 5; i++) narmai_notify_arrived(&w, 4, i, 30 + i);
+    for (int i = 0; i < 5; i++)
+        narmai_notify_arrived(&w, 4, i, 30 + i);
     struct narmai_request *three = new_req(&w, 4, T, 3);
     narmai_notify_start(three);
-    CHECK(three->state == NARMAI_REQ_COMPLETE && three->matched == 3, "complete at Start with 3 matches");
-    CHECK(three->st_tag == 2 && three->st_bytes == 32, "status is the 3rd oldest (tag 2), got tag %d",
-          three->st_tag);
+    CHECK(three->state == NARMAI_REQ_COMPLETE && three->matched == 3,
+          "complete at Start with 3 matches");
+    CHECK(three->st_tag == 2 && three->st_bytes == 32,
+          "status is the 3rd oldest (tag 2), got tag %d", three->st_tag);
     CHECK(w.uq.count == 2, "two left in the UQ, got %zu", w.uq.count);
 
     unit_phase("engine: a partly satisfied Start stays active and counts later arrivals");
@@ -391,7 +414,8 @@ static void test_engine_rules(void)
     struct narmai_request *wd = new_req(&w, 6, 6, 1);
     narmai_notify_start(wd);
     narmai_notify_withdraw(wd);
-    CHECK(wd->state == NARMAI_REQ_INACTIVE && narmau_dlist_empty(&w.active_reqs), "withdrawn and unlinked");
+    CHECK(wd->state == NARMAI_REQ_INACTIVE && narmau_dlist_empty(&w.active_reqs),
+          "withdrawn and unlinked");
     narmai_notify_arrived(&w, 6, 6, 50);
     CHECK(wd->matched == 0 && w.uq.count == 2, "the arrival goes to the UQ");
 
@@ -402,8 +426,8 @@ static void test_engine_rules(void)
     struct narmai_request *none = wd;
     none->src = 7; /* nothing from 7 has arrived */
     narmai_notify_start(none);
-    CHECK(none->state == NARMAI_REQ_ACTIVE && none->matched == 0 && none->st_src == MPI_ANY_SOURCE &&
-              none->st_tag == MPI_ANY_TAG && none->st_bytes == 0,
+    CHECK(none->state == NARMAI_REQ_ACTIVE && none->matched == 0 &&
+              none->st_src == MPI_ANY_SOURCE && none->st_tag == MPI_ANY_TAG && none->st_bytes == 0,
           "status (%d,%d,%lld)", none->st_src, none->st_tag, (long long)none->st_bytes);
     narmai_notify_withdraw(none);
 
@@ -444,7 +468,8 @@ static void engine_random(uint64_t seed, long steps, int nreq)
         /* Fewer arrivals while the UQ is long, so that requests stay active
          * and arrivals meet them; half the arrivals aim at a request. */
         if (dice < (m.uq.n < 8 ? 40u : 10u)) {
-            struct note n = {(int32_t)unit_rand_below(&r, nsrc), (int32_t)unit_rand_below(&r, ntag), next++};
+            struct note n = {(int32_t)unit_rand_below(&r, nsrc), (int32_t)unit_rand_below(&r, ntag),
+                             next++};
             if (unit_rand_below(&r, 2)) {
                 if (q->src != NARMA_ANY_SOURCE) n.src = q->src;
                 if (q->tag != NARMA_ANY_TAG) n.tag = q->tag;
@@ -485,14 +510,17 @@ static void engine_random(uint64_t seed, long steps, int nreq)
     }
     compare(&w, &m, steps, "end", 1);
     printf("engine seed %llu: %ld arrivals, %ld starts, %ld completions observed, %ld withdrawals, "
-           "%ld new specifications; %ld arrivals matched directly (%ld with several candidates); UQ ends with %zu\n",
-           (unsigned long long)seed, counts[0], counts[1], counts[2], counts[3], counts[4], m.direct,
-           m.contested, m.uq.n);
+           "%ld new specifications; %ld arrivals matched directly (%ld with several candidates); "
+           "UQ ends with %zu\n",
+           (unsigned long long)seed, counts[0], counts[1], counts[2], counts[3], counts[4],
+           m.direct, m.contested, m.uq.n);
     /* The sequence must exercise every rule; these floors catch a test that
      * silently stopped doing so (e.g. after a change of the mix above). */
     if (m.contested < 100 || counts[0] < steps / 50 || counts[1] < steps / 50 ||
         counts[2] < steps / 50 || counts[3] < steps / 50)
-        CHECK(0, "the interleaving was too tame: %ld contested arrivals, %ld arrivals, %ld starts, %ld completions, %ld withdrawals",
+        CHECK(0,
+              "the interleaving was too tame: %ld contested arrivals, %ld arrivals, %ld starts, "
+              "%ld completions, %ld withdrawals",
               m.contested, counts[0], counts[1], counts[2], counts[3]);
     for (int i = 0; i < nreq; i++) {
         narmai_notify_withdraw(m.req[i].r);

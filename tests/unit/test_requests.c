@@ -30,9 +30,9 @@
 
 #include <mpi.h>
 
-#define CHECK_RC(call)                                                                     \
-    do {                                                                                   \
-        int rc_ = (call);                                                                  \
+#define CHECK_RC(call)                                                                           \
+    do {                                                                                         \
+        int rc_ = (call);                                                                        \
         CHECK(rc_ == NARMA_SUCCESS, "%s returned %d (%s)", #call, rc_, NARMA_Error_string(rc_)); \
     } while (0)
 
@@ -54,13 +54,16 @@ static void test_error_strings(void)
         if (!CHECK(s[c] != NULL, "class %d has no string", c)) continue;
         CHECK(s[c][0] != '\0', "class %d has an empty string", c);
         for (int d = 0; d < c; d++)
-            if (s[d] != NULL) CHECK(strcmp(s[c], s[d]) != 0, "classes %d and %d share \"%s\"", d, c, s[c]);
+            if (s[d] != NULL)
+                CHECK(strcmp(s[c], s[d]) != 0, "classes %d and %d share \"%s\"", d, c, s[c]);
     }
     unit_phase("errors: codes outside the classes still give a string");
-    const int bad[] = {-1, -1000, NARMA_ERR_LASTCODE, NARMA_ERR_LASTCODE + 1, 1 << 20, NARMAI_AGAIN};
+    const int bad[] = {-1,      -1000,       NARMA_ERR_LASTCODE, NARMA_ERR_LASTCODE + 1,
+                       1 << 20, NARMAI_AGAIN};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *t = NARMA_Error_string(bad[i]);
-        CHECK(t != NULL && t[0] != '\0', "code %d gives %s", bad[i], t ? "an empty string" : "NULL");
+        CHECK(t != NULL && t[0] != '\0', "code %d gives %s", bad[i],
+              t ? "an empty string" : "NULL");
     }
 }
 
@@ -85,18 +88,18 @@ static void check_empty(const MPI_Status *st, const char *what)
 {
     int cancelled = -1;
     MPI_Test_cancelled(st, &cancelled);
-    CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && st->MPI_ERROR == MPI_SUCCESS &&
-              count_bytes(st) == 0 && cancelled == 0,
-          "[%s] %s: status (source %d, tag %d, error %d, count %d, cancelled %d) is not empty", tp, what,
-          st->MPI_SOURCE, st->MPI_TAG, st->MPI_ERROR, count_bytes(st), cancelled);
+    CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG &&
+              st->MPI_ERROR == MPI_SUCCESS && count_bytes(st) == 0 && cancelled == 0,
+          "[%s] %s: status (source %d, tag %d, error %d, count %d, cancelled %d) is not empty", tp,
+          what, st->MPI_SOURCE, st->MPI_TAG, st->MPI_ERROR, count_bytes(st), cancelled);
 }
 
 static void check_status(const MPI_Status *st, int src, int tag, int bytes, const char *what)
 {
     CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag && count_bytes(st) == bytes &&
               st->MPI_ERROR == MPI_SUCCESS,
-          "[%s] %s: status (source %d, tag %d, count %d, error %d), expected (%d, %d, %d, 0)", tp, what,
-          st->MPI_SOURCE, st->MPI_TAG, count_bytes(st), st->MPI_ERROR, src, tag, bytes);
+          "[%s] %s: status (source %d, tag %d, count %d, error %d), expected (%d, %d, %d, 0)", tp,
+          what, st->MPI_SOURCE, st->MPI_TAG, count_bytes(st), st->MPI_ERROR, src, tag, bytes);
 }
 
 static int state(NARMA_Request r) { return r == NULL ? 0 : r->state; }
@@ -138,7 +141,8 @@ static void test_lifecycle(void)
     CHECK_RC(NARMA_Test(&req, &flag, &st));
     CHECK(flag == 1, "[%s] flag %d", tp, flag);
     check_empty(&st, "Test on inactive");
-    CHECK(req != NARMA_REQUEST_NULL && state(req) == NARMAI_REQ_INACTIVE, "[%s] handle kept, inactive", tp);
+    CHECK(req != NARMA_REQUEST_NULL && state(req) == NARMAI_REQ_INACTIVE,
+          "[%s] handle kept, inactive", tp);
     junk(&st);
     CHECK_RC(NARMA_Wait(&req, &st));
     check_empty(&st, "Wait on inactive");
@@ -149,7 +153,8 @@ static void test_lifecycle(void)
     for (int i = 0; i < 10; i++) {
         flag = -1;
         CHECK_RC(NARMA_Test(&req, &flag, &st));
-        if (!CHECK(flag == 0, "[%s] Test %d on a started request with nothing arrived: flag %d", tp, i, flag))
+        if (!CHECK(flag == 0, "[%s] Test %d on a started request with nothing arrived: flag %d", tp,
+                   i, flag))
             break;
     }
 
@@ -173,7 +178,8 @@ static void test_lifecycle(void)
     CHECK(tests > 0, "[%s] request never completed", tp);
     check_status(&st, 0, 5, 8, "completion");
     CHECK(req != NARMA_REQUEST_NULL && state(req) == NARMAI_REQ_INACTIVE,
-          "[%s] a completed persistent request stays allocated and inactive (state %d)", tp, state(req));
+          "[%s] a completed persistent request stays allocated and inactive (state %d)", tp,
+          state(req));
 
     unit_phase("lifecycle: Test again on the now inactive request: flag 1, empty status");
     junk(&st);
@@ -314,14 +320,18 @@ static void test_arrays(void)
     CHECK_RC(NARMA_Waitany(3, a, &index, &st));
     CHECK(index == MPI_UNDEFINED, "[%s] Waitany: index %d", tp, index);
     check_empty(&st, "Waitany");
-    for (int i = 0; i < 3; i++) junk(&sts[i]);
+    for (int i = 0; i < 3; i++)
+        junk(&sts[i]);
     flag = -5;
     CHECK_RC(NARMA_Testall(3, a, &flag, sts));
     CHECK(flag == 1, "[%s] Testall: flag %d", tp, flag);
-    for (int i = 0; i < 3; i++) check_empty(&sts[i], "Testall");
-    for (int i = 0; i < 3; i++) junk(&sts[i]);
+    for (int i = 0; i < 3; i++)
+        check_empty(&sts[i], "Testall");
+    for (int i = 0; i < 3; i++)
+        junk(&sts[i]);
     CHECK_RC(NARMA_Waitall(3, a, sts));
-    for (int i = 0; i < 3; i++) check_empty(&sts[i], "Waitall");
+    for (int i = 0; i < 3; i++)
+        check_empty(&sts[i], "Waitall");
     outcount = -5;
     CHECK_RC(NARMA_Testsome(3, a, &outcount, idx, sts));
     CHECK(outcount == MPI_UNDEFINED, "[%s] Testsome: outcount %d", tp, outcount);
@@ -335,7 +345,8 @@ static void test_arrays(void)
     index = -5;
     flag = -5;
     CHECK_RC(NARMA_Testany(0, NULL, &index, &flag, MPI_STATUS_IGNORE));
-    CHECK(flag == 1 && index == MPI_UNDEFINED, "[%s] Testany(0): flag %d index %d", tp, flag, index);
+    CHECK(flag == 1 && index == MPI_UNDEFINED, "[%s] Testany(0): flag %d index %d", tp, flag,
+          index);
     CHECK_RC(NARMA_Waitall(0, NULL, sts));
     flag = -5;
     CHECK_RC(NARMA_Testall(0, NULL, &flag, sts));
@@ -347,7 +358,8 @@ static void test_arrays(void)
     index = -5;
     flag = -5;
     CHECK_RC(NARMA_Testany(3, b, &index, &flag, &st));
-    CHECK(flag == 0 && index == MPI_UNDEFINED, "[%s] Testany before arrival: flag %d index %d", tp, flag, index);
+    CHECK(flag == 0 && index == MPI_UNDEFINED, "[%s] Testany before arrival: flag %d index %d", tp,
+          flag, index);
     flag = -5;
     CHECK_RC(NARMA_Testall(3, b, &flag, sts));
     CHECK(flag == 0, "[%s] Testall before arrival: flag %d", tp, flag);
@@ -356,15 +368,18 @@ static void test_arrays(void)
     CHECK(outcount == 0, "[%s] Testsome before arrival: outcount %d", tp, outcount);
     notify_self(6, 15);
     flag = 0;
-    for (int i = 0; i < POLL_LIMIT && !flag; i++) CHECK_RC(NARMA_Testany(3, b, &index, &flag, &st));
+    for (int i = 0; i < POLL_LIMIT && !flag; i++)
+        CHECK_RC(NARMA_Testany(3, b, &index, &flag, &st));
     CHECK(flag == 1 && index == 2, "[%s] Testany after arrival: flag %d index %d", tp, flag, index);
     check_status(&st, 0, 15, 6, "Testany");
-    CHECK(b[2] == act && state(act) == NARMAI_REQ_INACTIVE, "[%s] the persistent request stays, inactive", tp);
+    CHECK(b[2] == act && state(act) == NARMAI_REQ_INACTIVE,
+          "[%s] the persistent request stays, inactive", tp);
 
     unit_phase("arrays: Waitall over NULL, inactive and a completed active request");
     CHECK_RC(NARMA_Start(&act));
     notify_self(7, 15);
-    for (int i = 0; i < 3; i++) junk(&sts[i]);
+    for (int i = 0; i < 3; i++)
+        junk(&sts[i]);
     CHECK_RC(NARMA_Waitall(3, b, sts));
     check_empty(&sts[0], "Waitall NULL entry");
     check_empty(&sts[1], "Waitall inactive entry");
@@ -375,7 +390,8 @@ static void test_arrays(void)
     notify_self(9, 15);
     outcount = -5;
     CHECK_RC(NARMA_Waitsome(3, b, &outcount, idx, sts));
-    CHECK(outcount == 1 && idx[0] == 2, "[%s] Waitsome: outcount %d index %d", tp, outcount, idx[0]);
+    CHECK(outcount == 1 && idx[0] == 2, "[%s] Waitsome: outcount %d index %d", tp, outcount,
+          idx[0]);
     if (outcount == 1) check_status(&sts[0], 0, 15, 9, "Waitsome");
 
     CHECK_RC(NARMA_Request_free(&inact));

@@ -46,7 +46,8 @@ static void ring_fast_forward(struct narmat_ring *r, uint64_t start)
     uint32_t n = (uint32_t)r->slot_count;
     r->tail = start;
     r->head = start;
-    for (uint64_t p = start; p < start + n; p++) r->slots[p & (n - 1)].seq = (uint32_t)(p - n + 1);
+    for (uint64_t p = start; p < start + n; p++)
+        r->slots[p & (n - 1)].seq = (uint32_t)(p - n + 1);
 }
 
 /* Payload derived from (writer, seq): any corruption or mix-up of records shows. */
@@ -63,7 +64,8 @@ static void fill(struct narmat_rec *s, uint32_t writer, uint64_t seq)
     s->kind = (uint8_t)(1 | NARMAT_REC_INLINE);
     s->ilen = NARMAT_RING_INLINE;
     s->word = seq;
-    for (int i = 0; i < NARMAT_RING_INLINE; i++) s->payload[i] = pattern(writer, seq, i);
+    for (int i = 0; i < NARMAT_RING_INLINE; i++)
+        s->payload[i] = pattern(writer, seq, i);
 }
 
 /* Is rec exactly the record fill(writer, seq) made? Returns a reason or NULL. */
@@ -72,7 +74,8 @@ static const char *verify(const struct narmat_rec *rec, uint32_t writer, uint64_
     if (rec->src != (int32_t)writer) return "wrong writer";
     if (rec->word != seq) return "wrong sequence";
     if (rec->tag != (int32_t)(seq & 0x3fffffff)) return "wrong tag";
-    if (rec->kind != (1 | NARMAT_REC_INLINE) || rec->ilen != NARMAT_RING_INLINE) return "wrong kind";
+    if (rec->kind != (1 | NARMAT_REC_INLINE) || rec->ilen != NARMAT_RING_INLINE)
+        return "wrong kind";
     for (int i = 0; i < NARMAT_RING_INLINE; i++)
         if (rec->payload[i] != pattern(writer, seq, i)) return "payload corrupted";
     return NULL;
@@ -124,13 +127,15 @@ static void test_geometry(void)
     struct narmat_ring *r = ring_new(8);
     CHECK(r->magic == NARMAT_RING_MAGIC, "magic %llx", (unsigned long long)r->magic);
     CHECK(r->version == NARMAT_RING_VERSION, "version %llu", (unsigned long long)r->version);
-    CHECK(r->slot_size == sizeof(struct narmat_rec), "slot size %llu", (unsigned long long)r->slot_size);
+    CHECK(r->slot_size == sizeof(struct narmat_rec), "slot size %llu",
+          (unsigned long long)r->slot_size);
     CHECK(r->slot_count == 8, "slot count %llu", (unsigned long long)r->slot_count);
     size_t tail_line = (size_t)((char *)&r->tail - (char *)r) / NARMAT_CACHELINE;
     size_t head_line = (size_t)((char *)&r->head - (char *)r) / NARMAT_CACHELINE;
-    CHECK(tail_line >= 1 && head_line >= 1 && tail_line != head_line,
-          "writers' tail and reader's head on separate lines, apart from the header (lines %zu, %zu)",
-          tail_line, head_line);
+    CHECK(
+        tail_line >= 1 && head_line >= 1 && tail_line != head_line,
+        "writers' tail and reader's head on separate lines, apart from the header (lines %zu, %zu)",
+        tail_line, head_line);
     CHECK(((uintptr_t)&r->slots[0]) % NARMAT_CACHELINE == 0, "slots are cache-line aligned");
     free(r);
 }
@@ -144,9 +149,11 @@ static void test_fifo(void)
     struct narmat_rec rec;
     CHECK(narmat_ring_peek(r, mask, head) == NULL, "an empty ring has nothing to read");
 
-    for (uint64_t i = 0; i < 5; i++) CHECK(write_one(r, 0, i), "claim %llu of 5 in an 8-ring", (unsigned long long)i);
+    for (uint64_t i = 0; i < 5; i++)
+        CHECK(write_one(r, 0, i), "claim %llu of 5 in an 8-ring", (unsigned long long)i);
     for (uint64_t i = 0; i < 5; i++) {
-        if (!CHECK(read_one(r, &head, &rec), "record %llu is readable", (unsigned long long)i)) break;
+        if (!CHECK(read_one(r, &head, &rec), "record %llu is readable", (unsigned long long)i))
+            break;
         const char *why = verify(&rec, 0, i);
         CHECK(why == NULL, "record %llu: %s", (unsigned long long)i, why);
     }
@@ -161,7 +168,8 @@ static void test_fifo(void)
     narmat_ring_consumed(r, ++head);
     CHECK(narmat_ring_peek(r, mask, head) == NULL, "consumed record is gone");
 
-    unit_phase("fifo: a claimed but unpublished record blocks the reader; later ones wait behind it");
+    unit_phase(
+        "fifo: a claimed but unpublished record blocks the reader; later ones wait behind it");
     uint64_t pa, pb;
     struct narmat_rec *a = claim(r, &pa);
     struct narmat_rec *b = claim(r, &pb);
@@ -172,7 +180,8 @@ static void test_fifo(void)
         CHECK(narmat_ring_peek(r, mask, head) == NULL, "reader must not skip an unpublished slot");
         fill(a, 1, 100);
         narmat_ring_publish(a, pa);
-        CHECK(read_one(r, &head, &rec) && verify(&rec, 1, 100) == NULL, "first claimed comes first");
+        CHECK(read_one(r, &head, &rec) && verify(&rec, 1, 100) == NULL,
+              "first claimed comes first");
         CHECK(read_one(r, &head, &rec) && verify(&rec, 1, 101) == NULL, "then the second");
     }
     free(r);
@@ -195,13 +204,13 @@ static void check_full(uint32_t n, uint64_t start)
               (unsigned long long)start);
     uint64_t pos = 0;
     uint64_t tail_full = r->tail;
-    CHECK(claim(r, &pos) == NULL, "claim on a full %u-ring returns NULL (start %llu)",
-          n, (unsigned long long)start);
+    CHECK(claim(r, &pos) == NULL, "claim on a full %u-ring returns NULL (start %llu)", n,
+          (unsigned long long)start);
     CHECK(r->tail == tail_full, "a failed claim leaves tail alone");
     CHECK(claim(r, &pos) == NULL, "and keeps failing while full");
     for (uint64_t p = head; p < head + n; p++)
-        CHECK(verify(&r->slots[p & mask], 0, p - start) == NULL, "record %llu intact in a full ring",
-              (unsigned long long)(p - start));
+        CHECK(verify(&r->slots[p & mask], 0, p - start) == NULL,
+              "record %llu intact in a full ring", (unsigned long long)(p - start));
 
     /* Release one at a time, each time exactly one claim succeeds. */
     uint64_t expect = 0;
@@ -241,19 +250,22 @@ static void test_full(void)
     /* N >= 2: with one slot "published" (seq = pos + 1) and "free for the next
      * lap" (seq = pos + N) coincide, so the protocol needs two slots at least
      * (init.c never makes a smaller ring). */
-    for (uint32_t n = 2; n <= 64; n *= 2) check_full(n, 0);
+    for (uint32_t n = 2; n <= 64; n *= 2)
+        check_full(n, 0);
     unit_phase("full: the same on a fresh ring (narmat_ring_init only)");
     for (uint32_t n = 2; n <= 64; n *= 2) {
         struct narmat_ring *r = ring_new(n);
         head_copy = 0;
         uint32_t ok = 0;
-        while (ok <= n && write_one(r, 0, ok)) ok++;
+        while (ok <= n && write_one(r, 0, ok))
+            ok++;
         CHECK(ok == n, "a fresh %u-ring takes %u records before it is full", n, ok);
         free(r);
     }
     unit_phase("full: the same across the 32-bit sequence wrap");
     for (uint32_t n = 2; n <= 64; n *= 2)
-        for (uint64_t back = 0; back <= 2 * n; back++) check_full(n, (UINT64_C(1) << 32) - back);
+        for (uint64_t back = 0; back <= 2 * n; back++)
+            check_full(n, (UINT64_C(1) << 32) - back);
 }
 
 /* Many laps with a varying fill level: writes in bursts of 1..n, reads in
@@ -281,8 +293,8 @@ static void laps(uint32_t n, uint64_t start, uint64_t records, uint64_t seed)
         uint32_t k = 1 + unit_rand_below(&rnd, (uint32_t)(written - read) + 1);
         for (uint32_t i = 0; i < k; i++) {
             int ok = read_one(r, &head, &rec);
-            if (!CHECK(ok == (read < written), "read %s with %llu outstanding", ok ? "succeeded" : "failed",
-                       (unsigned long long)(written - read)))
+            if (!CHECK(ok == (read < written), "read %s with %llu outstanding",
+                       ok ? "succeeded" : "failed", (unsigned long long)(written - read)))
                 goto out;
             if (!ok) break;
             const char *why = verify(&rec, 7, read);
@@ -308,14 +320,15 @@ static void test_wrap(void)
     laps(16, (UINT64_C(1) << 32) - 1000, 4000, 3);
     laps(16, (UINT64_C(2) << 32) - 1000, 4000, 4);
     unit_phase("wrap: the smallest ring (2 slots) crossing the 32-bit wrap at every phase");
-    for (uint64_t back = 0; back < 8; back++) laps(2, (UINT64_C(1) << 32) - back, 64, 5 + back);
+    for (uint64_t back = 0; back < 8; back++)
+        laps(2, (UINT64_C(1) << 32) - back, 64, 5 + back);
 }
 
 /* ---- many writers, one reader ---- */
 
-#define MT_WRITERS 4
-#define MT_RECORDS 200000 /* per writer */
-#define MT_STALL_SECONDS 5 /* no record for this long: the ring lost or stuck records */
+#define MT_WRITERS       4
+#define MT_RECORDS       200000 /* per writer */
+#define MT_STALL_SECONDS 5      /* no record for this long: the ring lost or stuck records */
 
 static uint32_t mt_writers_done;
 
@@ -345,8 +358,10 @@ static void *mt_writer(void *arg)
             m->fulls++;
             /* Full: the reader must run. Yield soon: the machine may have fewer
              * cores than threads. */
-            if (++spins > 16) sched_yield();
-            else narmau_cpu_relax();
+            if (++spins > 16)
+                sched_yield();
+            else
+                narmau_cpu_relax();
         }
         fill(s, m->writer, seq);
         narmat_ring_publish(s, pos);
@@ -378,8 +393,10 @@ static void threads(uint32_t slots)
     double last = now();
     while (got < total) {
         if (!read_one(r, &head, &rec)) {
-            if (++idle > 16) sched_yield();
-            else narmau_cpu_relax();
+            if (++idle > 16)
+                sched_yield();
+            else
+                narmau_cpu_relax();
             /* A hang is a failure too: say so rather than wait for the watchdog. */
             if (idle % 1024 == 0 && now() - last > MT_STALL_SECONDS) break;
             continue;
@@ -402,13 +419,18 @@ static void threads(uint32_t slots)
         expect[w]++;
     }
     uint32_t done = narmau_atomic_load_acq_u32(&mt_writers_done);
-    if (!CHECK(got == total, "stalled: no record for %d s after %llu of %llu; %u of %d writers finished",
-               MT_STALL_SECONDS, (unsigned long long)got, (unsigned long long)total, done, MT_WRITERS)) {
+    if (!CHECK(got == total,
+               "stalled: no record for %d s after %llu of %llu; %u of %d writers finished",
+               MT_STALL_SECONDS, (unsigned long long)got, (unsigned long long)total, done,
+               MT_WRITERS)) {
         for (uint32_t w = 0; w < MT_WRITERS; w++)
-            fprintf(stderr, "  writer %u: %llu records arrived in order\n", w, (unsigned long long)expect[w]);
-        if (done < MT_WRITERS) exit(unit_done("test_ring")); /* writers stuck in claim: cannot join */
+            fprintf(stderr, "  writer %u: %llu records arrived in order\n", w,
+                    (unsigned long long)expect[w]);
+        if (done < MT_WRITERS)
+            exit(unit_done("test_ring")); /* writers stuck in claim: cannot join */
     }
-    for (uint32_t w = 0; w < MT_WRITERS; w++) pthread_join(th[w], NULL);
+    for (uint32_t w = 0; w < MT_WRITERS; w++)
+        pthread_join(th[w], NULL);
     uint64_t fulls = 0;
     for (uint32_t w = 0; w < MT_WRITERS; w++) {
         CHECK(expect[w] == MT_RECORDS, "writer %u: %llu of %d records arrived", w,

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #if defined(__GNUC__)
-#define UNIT_UNUSED __attribute__((unused))
+#define UNIT_UNUSED       __attribute__((unused))
 #define UNIT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define UNIT_UNUSED
@@ -54,8 +54,7 @@ static UNIT_UNUSED UNIT_PRINTF(4, 5) void unit_fail(const char *file, int line, 
 }
 
 /** CHECK(cond, fmt, ...): report a located failure unless cond holds; evaluates to cond. */
-#define CHECK(cond, ...) \
-    ((cond) ? 1 : (unit_fail(__FILE__, __LINE__, #cond, __VA_ARGS__), 0))
+#define CHECK(cond, ...) ((cond) ? 1 : (unit_fail(__FILE__, __LINE__, #cond, __VA_ARGS__), 0))
 
 static void unit_watchdog(int sig)
 {
@@ -79,13 +78,17 @@ static UNIT_UNUSED void unit_begin(unsigned seconds)
 /** Exit code of the test: 0 if every CHECK held. */
 static UNIT_UNUSED int unit_done(const char *name)
 {
-    if (unit_failures) fprintf(stderr, "%s: %d failure(s)\n", name, unit_failures);
-    else printf("%s: all checks passed\n", name);
+    if (unit_failures)
+        fprintf(stderr, "%s: %d failure(s)\n", name, unit_failures);
+    else
+        printf("%s: all checks passed\n", name);
     return unit_failures ? 1 : 0;
 }
 
 /* xorshift64*: small, fast, and the same sequence on every platform. */
-typedef struct { uint64_t s; } unit_rand;
+typedef struct {
+    uint64_t s;
+} unit_rand;
 
 static UNIT_UNUSED void unit_rand_seed(unit_rand *r, uint64_t seed)
 {

@@ -30,22 +30,22 @@
 #include <string.h>
 #include "util/atomic.h"
 
-#define NARMAT_CACHELINE 64
-#define NARMAT_RING_MAGIC UINT64_C(0x6e61726d6172696e) /* "narmarin" */
+#define NARMAT_CACHELINE    64
+#define NARMAT_RING_MAGIC   UINT64_C(0x6e61726d6172696e) /* "narmarin" */
 #define NARMAT_RING_VERSION 2
-#define NARMAT_RING_INLINE 40
+#define NARMAT_RING_INLINE  40
 
 /* Record kinds (low 7 bits); NARMAT_REC_INLINE marks a payload to apply. */
 #define NARMAT_REC_INLINE 0x80
 
 struct narmat_rec {
-    uint32_t seq;     /* slot sequence number (see protocol) */
-    int32_t src;      /* origin rank in the window */
+    uint32_t seq; /* slot sequence number (see protocol) */
+    int32_t src;  /* origin rank in the window */
     int32_t tag;
-    uint8_t kind;     /* enum narmat_note_kind | NARMAT_REC_INLINE */
-    uint8_t ilen;     /* inline payload bytes */
+    uint8_t kind; /* enum narmat_note_kind | NARMAT_REC_INLINE */
+    uint8_t ilen; /* inline payload bytes */
     uint16_t pad;
-    uint64_t word;    /* inline: target byte offset; otherwise: bytes accessed */
+    uint64_t word; /* inline: target byte offset; otherwise: bytes accessed */
     uint8_t payload[NARMAT_RING_INLINE];
 };
 _Static_assert(sizeof(struct narmat_rec) == NARMAT_CACHELINE, "a record is one cache line");
@@ -78,7 +78,8 @@ static inline void narmat_ring_init(struct narmat_ring *r, uint32_t nslots)
     r->slot_count = nslots;
     r->tail = 0;
     r->head = 0;
-    for (uint32_t i = 0; i < nslots; i++) r->slots[i].seq = 0; /* pos i publishes i + 1 */
+    for (uint32_t i = 0; i < nslots; i++)
+        r->slots[i].seq = 0; /* pos i publishes i + 1 */
 }
 
 /* Claim a slot; returns it (to be filled, then published) or NULL if full.

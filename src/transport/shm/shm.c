@@ -24,15 +24,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SHM_MAGIC UINT64_C(0x6e61726d6173686d) /* "narmashm" */
+#define SHM_MAGIC          UINT64_C(0x6e61726d6173686d) /* "narmashm" */
 #define SHM_LAYOUT_VERSION 1
-#define LINE NARMAT_CACHELINE
-#define PAGE 4096
+#define LINE               NARMAT_CACHELINE
+#define PAGE               4096
 
 struct shm_peer {
-    char *seg;          /* the peer's segment in my address space */
-    char *data;         /* its window memory */
-    MPI_Aint size;      /* its window size in bytes */
+    char *seg;     /* the peer's segment in my address space */
+    char *data;    /* its window memory */
+    MPI_Aint size; /* its window size in bytes */
     int disp_unit;
 };
 
@@ -40,9 +40,9 @@ struct shm_state {
     MPI_Win shwin;
     struct shm_peer *peers;
     struct narmat_ring *myring;
-    uint64_t head;      /* reader's private index into my ring */
-    uint64_t *head_copy;/* per target: my copy of its ring's published head */
-    uint32_t mask;      /* slots - 1 */
+    uint64_t head;       /* reader's private index into my ring */
+    uint64_t *head_copy; /* per target: my copy of its ring's published head */
+    uint32_t mask;       /* slots - 1 */
     size_t off_fence, off_grant, off_done, off_ring, off_data;
 };
 
@@ -58,10 +58,14 @@ static inline uint64_t *ctl_word(struct shm_state *s, int rank, int kind, int ar
 {
     char *seg = s->peers[rank].seg;
     switch (kind) {
-    case NARMAT_CTL_LOCK: return (uint64_t *)(seg + LINE);
-    case NARMAT_CTL_FENCE: return (uint64_t *)(seg + s->off_fence + (size_t)arg * LINE);
-    case NARMAT_CTL_GRANT: return (uint64_t *)(seg + s->off_grant + (size_t)arg * LINE);
-    default: return (uint64_t *)(seg + s->off_done + (size_t)arg * LINE);
+    case NARMAT_CTL_LOCK:
+        return (uint64_t *)(seg + LINE);
+    case NARMAT_CTL_FENCE:
+        return (uint64_t *)(seg + s->off_fence + (size_t)arg * LINE);
+    case NARMAT_CTL_GRANT:
+        return (uint64_t *)(seg + s->off_grant + (size_t)arg * LINE);
+    default:
+        return (uint64_t *)(seg + s->off_done + (size_t)arg * LINE);
     }
 }
 
@@ -231,7 +235,8 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
     }
     if (raddr != NULL) {
         if ((rc = narmau_dtype_get(rtype, &rd))) goto out;
-        if (rd->contiguous && rd->basic == td->basic && (MPI_Aint)rcount * rd->size == (MPI_Aint)bytes) {
+        if (rd->contiguous && rd->basic == td->basic &&
+            (MPI_Aint)rcount * rd->size == (MPI_Aint)bytes) {
             result = (char *)raddr + rd->true_lb;
         } else if ((result = rtmp = malloc(bytes)) == NULL) {
             rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "acc");
@@ -306,7 +311,8 @@ static int shm_put_notify(struct narmai_win *w, const void *oaddr, int ocount, M
         if ((rc = narmau_dtype_get(otype, &od))) return rc;
         const void *src = (const char *)oaddr + od->true_lb;
         if (!od->contiguous) {
-            if ((rc = narmau_dtype_copy(buf, (int)bytes, MPI_BYTE, oaddr, ocount, otype))) return rc;
+            if ((rc = narmau_dtype_copy(buf, (int)bytes, MPI_BYTE, oaddr, ocount, otype)))
+                return rc;
             src = buf;
         } else if ((MPI_Aint)ocount * od->size != bytes) {
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target sizes differ");
