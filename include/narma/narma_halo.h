@@ -68,8 +68,8 @@ typedef enum {
     NARMA_HALO_PSCW,        /**< post/start/complete/wait with groups built once */
     NARMA_HALO_PSCW_NB,     /**< nonblocking ipost/istart/icomplete/iwait epochs */
     NARMA_HALO_LOCK,        /**< lock_all held for the plan's life; Put, flush, flag */
-    NARMA_HALO_DYNAMIC,     /**< dynamic window attached to the user's fields; PSCW;
-                                 derived-datatype Put straight into the neighbour's halo */
+    NARMA_HALO_DYNAMIC,     /**< dynamic window with the plan's receive buffers attached
+                                 (addresses exchanged once per plan); PSCW; packed Put */
     NARMA_HALO_NOTIFY,      /**< one Put_notify per neighbour, one counting request */
     NARMA_HALO_NSTRATEGIES
 } NARMA_Halo_strategy;

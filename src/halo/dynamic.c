@@ -107,8 +107,8 @@ static int dyn_start(narmah_plan *p)
         narmah_pack(p, l, p->sendbuf + l->send_off);
         /* Dynamic windows address targets by absolute address. */
         rc = NARMA_Put(p->sendbuf + l->send_off, (int)l->bytes, MPI_BYTE, l->peer,
-                       MPI_Aint_add(s->peer_base[i], narmah_target_slot(p, l)), (int)l->bytes, MPI_BYTE,
-                       s->win);
+                       MPI_Aint_add(s->peer_base[i], narmah_target_slot(p, l)), (int)l->bytes,
+                       MPI_BYTE, s->win);
     }
     if (rc == NARMA_SUCCESS) narmah_self_copies(p);
     return rc;
@@ -142,5 +142,8 @@ static void dyn_free(narmah_plan *p)
     p->st = NULL;
 }
 
-const narmah_strategy_ops narmah_dynamic_ops = {
-    .name = "dynamic", .init = dyn_init, .start = dyn_start, .finish = dyn_finish, .free = dyn_free};
+const narmah_strategy_ops narmah_dynamic_ops = {.name = "dynamic",
+                                                .init = dyn_init,
+                                                .start = dyn_start,
+                                                .finish = dyn_finish,
+                                                .free = dyn_free};

@@ -58,5 +58,8 @@ static void fence_free(narmah_plan *p)
     p->st = NULL;
 }
 
-const narmah_strategy_ops narmah_fence_ops = {
-    .name = "fence", .init = fence_init, .start = fence_start, .finish = fence_finish, .free = fence_free};
+const narmah_strategy_ops narmah_fence_ops = {.name = "fence",
+                                              .init = fence_init,
+                                              .start = fence_start,
+                                              .finish = fence_finish,
+                                              .free = fence_free};

@@ -24,8 +24,9 @@
 #include <stdint.h>
 
 #define NARMAH_MAXLINKS 8
-#define NARMAH_ALIGN 64 /* slot alignment; also pads windows (some MPIs lose puts
-                           on MPI_Win_allocate sizes that are not multiples of 16) */
+#define NARMAH_ALIGN                                             \
+    64 /* slot alignment; also pads windows (some MPIs lose puts \
+          on MPI_Win_allocate sizes that are not multiples of 16) */
 
 /* A box of one field in storage order: dimension 0 slowest, 2 contiguous.
  * Offsets and strides in elements. */
@@ -36,14 +37,14 @@ typedef struct {
 } narmah_box;
 
 typedef struct {
-    int dir;             /* direction index, see narmah_dirs */
-    int peer;            /* rank in the plan communicator */
-    int self;            /* peer is this process */
+    int dir;  /* direction index, see narmah_dirs */
+    int peer; /* rank in the plan communicator */
+    int self; /* peer is this process */
     narmah_box send, recv;
-    size_t bytes;        /* all fields */
-    size_t send_off;     /* into plan->sendbuf */
-    size_t recv_off;     /* slot of parity 0 in my receive buffer; parity 1 at + recv_stride */
-    MPI_Aint target_disp; /* parity-0 slot for me in the peer's receive buffer */
+    size_t bytes;           /* all fields */
+    size_t send_off;        /* into plan->sendbuf */
+    size_t recv_off;        /* slot of parity 0 in my receive buffer; parity 1 at + recv_stride */
+    MPI_Aint target_disp;   /* parity-0 slot for me in the peer's receive buffer */
     MPI_Aint target_stride; /* the peer's parity stride (its link set may differ from ours) */
 } narmah_link;
 
@@ -62,24 +63,24 @@ typedef struct {
 struct narmah_plan {
     MPI_Comm comm;
     int rank, size;
-    NARMA_Halo_desc d;     /* resolved: no zero defaults left */
+    NARMA_Halo_desc d; /* resolved: no zero defaults left */
     NARMA_Halo_strategy strategy;
     int elsize;
     size_t field_elems;
     int nlinks, nremote;
-    int any_remote;        /* some rank of the plan has a remote link */
+    int any_remote; /* some rank of the plan has a remote link */
     narmah_link link[NARMAH_MAXLINKS];
     int peers[NARMAH_MAXLINKS]; /* distinct remote peers */
     int npeers;
-    char *sendbuf;         /* packed strips, remote links */
+    char *sendbuf; /* packed strips, remote links */
     size_t send_bytes;
-    char *recvbuf;         /* 2 * recv_stride bytes: window memory or malloc'd */
-    size_t recv_stride;    /* bytes per parity */
-    size_t win_bytes;      /* window size incl. flags and padding */
-    void **fields;         /* current exchange's fields (copied) */
-    uint64_t seq;          /* exchanges begun */
-    int open;              /* start called, finish not yet */
-    void *st;              /* strategy state */
+    char *recvbuf;      /* 2 * recv_stride bytes: window memory or malloc'd */
+    size_t recv_stride; /* bytes per parity */
+    size_t win_bytes;   /* window size incl. flags and padding */
+    void **fields;      /* current exchange's fields (copied) */
+    uint64_t seq;       /* exchanges begun */
+    int open;           /* start called, finish not yet */
+    void *st;           /* strategy state */
 };
 
 typedef struct narmah_plan narmah_plan;

@@ -1,12 +1,15 @@
 /* lock: passive target. lock_all is held for the plan's life. Per exchange
  * n and neighbour: Put the packed strips into its parity slot, flush, then
  * write n into its flag for our direction (an atomic Accumulate REPLACE),
- * flush. The receiver polls its own flags (Fetch_and_op NO_OP + flush) until
- * each reaches n, syncs the window and unpacks. The parity slots (halo.h)
+ * flush. The receiver polls its own flags (one Get_accumulate NO_OP of all
+ * of them + flush per pass, yielding after a short spin) until each reaches
+ * n, syncs the window and unpacks. The parity slots (halo.h)
  * are the credit: a neighbour cannot write a slot again before we read it. */
 #include "halo.h"
 #include <sched.h>
 #include <stdlib.h>
+
+_Static_assert(NARMAH_MAXLINKS * sizeof(int64_t) <= NARMAH_FLAGS_BYTES, "one flag per direction");
 
 typedef struct {
     NARMA_Win win;
@@ -61,20 +64,25 @@ static int lock_finish(narmah_plan *p)
     lock_state *s = p->st;
     const int64_t seq = (int64_t)p->seq;
     int rc = NARMA_SUCCESS;
-    for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
-        const narmah_link *l = &p->link[i];
-        if (l->self) continue;
-        for (;;) {
-            int64_t v = 0;
-            rc = NARMA_Fetch_and_op(NULL, &v, MPI_INT64_T, p->rank,
-                                    (MPI_Aint)(l->dir * (int)sizeof(int64_t)), NARMA_NO_OP, s->win);
-            if (rc == NARMA_SUCCESS) rc = NARMA_Win_flush(p->rank, s->win);
-            if (rc || v >= seq) break;
-            NARMA_Progress();
-        }
+    /* Poll all flags at once: one atomic read of the flag area (Get_accumulate
+     * NO_OP, atomic per element) and one flush per pass, not one round trip
+     * per link. Spin a little, then yield the core: on an oversubscribed node
+     * the neighbour we wait for may need it to write our flag. */
+    for (unsigned spins = 0; p->nremote; spins++) {
+        int64_t flag[NARMAH_MAXLINKS];
+        rc = NARMA_Get_accumulate(NULL, 0, MPI_INT64_T, flag, NARMAH_MAXLINKS, MPI_INT64_T, p->rank,
+                                  0, NARMAH_MAXLINKS, MPI_INT64_T, NARMA_NO_OP, s->win);
+        if (rc == NARMA_SUCCESS) rc = NARMA_Win_flush(p->rank, s->win);
+        if (rc) return rc;
+        int ready = 1;
+        for (int i = 0; i < p->nlinks; i++)
+            if (!p->link[i].self && flag[p->link[i].dir] < seq) ready = 0;
+        if (ready) break;
+        NARMA_Progress();
+        if (spins >= 64) sched_yield();
     }
     /* Make the neighbours' Puts visible to our loads (separate model). */
-    if (rc == NARMA_SUCCESS && p->nremote) rc = NARMA_Win_sync(s->win);
+    if (p->nremote) rc = NARMA_Win_sync(s->win);
     if (rc) return rc;
     for (int i = 0; i < p->nlinks; i++)
         if (!p->link[i].self) narmah_unpack(p, &p->link[i], narmah_recv_slot(p, &p->link[i]));
@@ -93,5 +101,8 @@ static void lock_free(narmah_plan *p)
     p->st = NULL;
 }
 
-const narmah_strategy_ops narmah_lock_ops = {
-    .name = "lock", .init = lock_init, .start = lock_start, .finish = lock_finish, .free = lock_free};
+const narmah_strategy_ops narmah_lock_ops = {.name = "lock",
+                                             .init = lock_init,
+                                             .start = lock_start,
+                                             .finish = lock_finish,
+                                             .free = lock_free};

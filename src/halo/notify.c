@@ -74,5 +74,8 @@ static void notify_free(narmah_plan *p)
     p->st = NULL;
 }
 
-const narmah_strategy_ops narmah_notify_ops = {
-    .name = "notify", .init = notify_init, .start = notify_start, .finish = notify_finish, .free = notify_free};
+const narmah_strategy_ops narmah_notify_ops = {.name = "notify",
+                                               .init = notify_init,
+                                               .start = notify_start,
+                                               .finish = notify_finish,
+                                               .free = notify_free};

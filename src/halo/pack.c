@@ -7,13 +7,26 @@
 static inline void copy_run(char *restrict d, const char *restrict s, size_t n)
 {
     switch (n) {
-    case 4: memcpy(d, s, 4); break;
-    case 8: memcpy(d, s, 8); break;
-    case 12: memcpy(d, s, 12); break;
-    case 16: memcpy(d, s, 16); break;
-    case 24: memcpy(d, s, 24); break;
-    case 32: memcpy(d, s, 32); break;
-    default: memcpy(d, s, n);
+    case 4:
+        memcpy(d, s, 4);
+        break;
+    case 8:
+        memcpy(d, s, 8);
+        break;
+    case 12:
+        memcpy(d, s, 12);
+        break;
+    case 16:
+        memcpy(d, s, 16);
+        break;
+    case 24:
+        memcpy(d, s, 24);
+        break;
+    case 32:
+        memcpy(d, s, 32);
+        break;
+    default:
+        memcpy(d, s, n);
     }
 }
 
@@ -73,8 +86,10 @@ void narmah_self_copies(const narmah_plan *p)
             char *rb = fld + (size_t)r->recv.off * es;
             for (int a = 0; a < l->send.n[0]; a++)
                 for (int c = 0; c < l->send.n[1]; c++) {
-                    size_t so = ((size_t)a * (size_t)l->send.s[0] + (size_t)c * (size_t)l->send.s[1]) * es;
-                    size_t ro = ((size_t)a * (size_t)r->recv.s[0] + (size_t)c * (size_t)r->recv.s[1]) * es;
+                    size_t so =
+                        ((size_t)a * (size_t)l->send.s[0] + (size_t)c * (size_t)l->send.s[1]) * es;
+                    size_t ro =
+                        ((size_t)a * (size_t)r->recv.s[0] + (size_t)c * (size_t)r->recv.s[1]) * es;
                     memmove(rb + ro, sb + so, run);
                 }
         }

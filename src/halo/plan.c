@@ -13,12 +13,9 @@ const int narmah_dy[NARMAH_MAXLINKS] = {0, 0, -1, +1, -1, +1, -1, +1};
 
 const narmah_strategy_ops *const narmah_strategies[NARMA_HALO_NSTRATEGIES] = {
     [NARMA_HALO_DEFAULT] = &narmah_p2p_ops, /* never used: resolved at creation */
-    [NARMA_HALO_P2P] = &narmah_p2p_ops,
-    [NARMA_HALO_FENCE] = &narmah_fence_ops,
-    [NARMA_HALO_PSCW] = &narmah_pscw_ops,
-    [NARMA_HALO_PSCW_NB] = &narmah_pscw_nb_ops,
-    [NARMA_HALO_LOCK] = &narmah_lock_ops,
-    [NARMA_HALO_DYNAMIC] = &narmah_dynamic_ops,
+    [NARMA_HALO_P2P] = &narmah_p2p_ops,       [NARMA_HALO_FENCE] = &narmah_fence_ops,
+    [NARMA_HALO_PSCW] = &narmah_pscw_ops,     [NARMA_HALO_PSCW_NB] = &narmah_pscw_nb_ops,
+    [NARMA_HALO_LOCK] = &narmah_lock_ops,     [NARMA_HALO_DYNAMIC] = &narmah_dynamic_ops,
     [NARMA_HALO_NOTIFY] = &narmah_notify_ops,
 };
 
@@ -44,13 +41,20 @@ int NARMA_Halo_strategy_from_name(const char *name, NARMA_Halo_strategy *s)
 const char *NARMA_Halo_error_string(int e)
 {
     switch (e) {
-    case NARMA_HALO_ERR_TOPOLOGY: return "halo: the communicator is not 2-D Cartesian";
-    case NARMA_HALO_ERR_SHAPE: return "halo: invalid shape, or shapes/parameters differ between neighbours";
-    case NARMA_HALO_ERR_DEPTH: return "halo: depth below 1 or deeper than the interior";
-    case NARMA_HALO_ERR_SIZE: return "halo: a field array is smaller than its layout needs";
-    case NARMA_HALO_ERR_STRATEGY: return "halo: unknown strategy";
-    case NARMA_HALO_ERR_STATE: return "halo: exchange state (start while open, finish without start)";
-    default: return NARMA_Error_string(e);
+    case NARMA_HALO_ERR_TOPOLOGY:
+        return "halo: the communicator is not 2-D Cartesian";
+    case NARMA_HALO_ERR_SHAPE:
+        return "halo: invalid shape, or shapes/parameters differ between neighbours";
+    case NARMA_HALO_ERR_DEPTH:
+        return "halo: depth below 1 or deeper than the interior";
+    case NARMA_HALO_ERR_SIZE:
+        return "halo: a field array is smaller than its layout needs";
+    case NARMA_HALO_ERR_STRATEGY:
+        return "halo: unknown strategy";
+    case NARMA_HALO_ERR_STATE:
+        return "halo: exchange state (start while open, finish without start)";
+    default:
+        return NARMA_Error_string(e);
     }
 }
 
@@ -88,14 +92,16 @@ static int resolve(const NARMA_Halo_desc *in, NARMA_Halo_desc *d)
         if (d->strategy == NARMA_HALO_DEFAULT) d->strategy = NARMA_HALO_P2P;
     }
     if ((unsigned)d->strategy >= NARMA_HALO_NSTRATEGIES) return NARMA_HALO_ERR_STRATEGY;
-    if (d->field_elems != 0 && d->field_elems < NARMA_Halo_field_elems(d)) return NARMA_HALO_ERR_SIZE;
+    if (d->field_elems != 0 && d->field_elems < NARMA_Halo_field_elems(d))
+        return NARMA_HALO_ERR_SIZE;
     return NARMA_SUCCESS;
 }
 
 size_t NARMA_Halo_field_elems(const NARMA_Halo_desc *desc)
 {
     if (desc == NULL) return 0;
-    size_t hx = desc->halo_x ? (size_t)desc->halo_x : 2, hy = desc->halo_y ? (size_t)desc->halo_y : 2;
+    size_t hx = desc->halo_x ? (size_t)desc->halo_x : 2,
+           hy = desc->halo_y ? (size_t)desc->halo_y : 2;
     if (desc->nz < 1 || desc->ny < 1 || desc->nx < 1) return 0;
     return (size_t)desc->nz * ((size_t)desc->ny + 2 * hy) * ((size_t)desc->nx + 2 * hx);
 }
@@ -211,7 +217,8 @@ static int build_links(narmah_plan *p)
         soff += (l->bytes + NARMAH_ALIGN - 1) / NARMAH_ALIGN * NARMAH_ALIGN;
         roff += (l->bytes + NARMAH_ALIGN - 1) / NARMAH_ALIGN * NARMAH_ALIGN;
         int seen = 0;
-        for (int i = 0; i < p->npeers; i++) seen |= p->peers[i] == l->peer;
+        for (int i = 0; i < p->npeers; i++)
+            seen |= p->peers[i] == l->peer;
         if (!seen) p->peers[p->npeers++] = l->peer;
     }
     p->send_bytes = soff;
@@ -230,7 +237,8 @@ static int handshake(narmah_plan *p)
     mine.nfields = p->d.nfields, mine.corners = p->d.corners, mine.dirs = p->d.directions;
     mine.layout = (int)p->d.layout, mine.strategy = (int)p->d.strategy;
     mine.recv_stride = (int64_t)p->recv_stride;
-    for (int k = 0; k < NARMAH_MAXLINKS; k++) mine.send_bytes[k] = mine.recv_disp[k] = -1;
+    for (int k = 0; k < NARMAH_MAXLINKS; k++)
+        mine.send_bytes[k] = mine.recv_disp[k] = -1;
     for (int i = 0; i < p->nlinks; i++) {
         mine.send_bytes[p->link[i].dir] = (int64_t)p->link[i].bytes;
         mine.recv_disp[p->link[i].dir] = NARMAH_FLAGS_BYTES + (int64_t)p->link[i].recv_off;
@@ -238,7 +246,8 @@ static int handshake(narmah_plan *p)
     MPI_Request req[2 * NARMAH_MAXLINKS];
     for (int i = 0; i < p->nlinks; i++) {
         const narmah_link *l = &p->link[i];
-        MPI_Irecv(&theirs[i], (int)sizeof(hello), MPI_BYTE, l->peer, narmah_opp(l->dir), p->comm, &req[2 * i]);
+        MPI_Irecv(&theirs[i], (int)sizeof(hello), MPI_BYTE, l->peer, narmah_opp(l->dir), p->comm,
+                  &req[2 * i]);
         MPI_Isend(&mine, (int)sizeof(hello), MPI_BYTE, l->peer, l->dir, p->comm, &req[2 * i + 1]);
     }
     if (MPI_Waitall(2 * p->nlinks, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return NARMA_ERR_MPI;
@@ -250,7 +259,8 @@ static int handshake(narmah_plan *p)
             t->nfields != mine.nfields || t->corners != mine.corners || t->dirs != mine.dirs ||
             t->layout != mine.layout || t->send_bytes[o] != (int64_t)l->bytes)
             return NARMA_HALO_ERR_SHAPE;
-        if ((narmah_dy[l->dir] == 0 && t->ny != mine.ny) || (narmah_dx[l->dir] == 0 && t->nx != mine.nx))
+        if ((narmah_dy[l->dir] == 0 && t->ny != mine.ny) ||
+            (narmah_dx[l->dir] == 0 && t->nx != mine.nx))
             return NARMA_HALO_ERR_SHAPE;
         l->target_disp = (MPI_Aint)t->recv_disp[o];
         l->target_stride = (MPI_Aint)t->recv_stride;

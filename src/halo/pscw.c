@@ -69,5 +69,8 @@ static void pscw_free(narmah_plan *p)
     p->st = NULL;
 }
 
-const narmah_strategy_ops narmah_pscw_ops = {
-    .name = "pscw", .init = pscw_init, .start = pscw_start, .finish = pscw_finish, .free = pscw_free};
+const narmah_strategy_ops narmah_pscw_ops = {.name = "pscw",
+                                             .init = pscw_init,
+                                             .start = pscw_start,
+                                             .finish = pscw_finish,
+                                             .free = pscw_free};

@@ -77,5 +77,8 @@ static void pnb_free(narmah_plan *p)
     p->st = NULL;
 }
 
-const narmah_strategy_ops narmah_pscw_nb_ops = {
-    .name = "pscw_nb", .init = pnb_init, .start = pnb_start, .finish = pnb_finish, .free = pnb_free};
+const narmah_strategy_ops narmah_pscw_nb_ops = {.name = "pscw_nb",
+                                                .init = pnb_init,
+                                                .start = pnb_start,
+                                                .finish = pnb_finish,
+                                                .free = pnb_free};

@@ -21,14 +21,14 @@
 static int rank, nprocs;
 static const char *phase = "";
 
-#define EXPECT(call, want)                                                                  \
-    do {                                                                                    \
-        int rc_ = (call);                                                                   \
-        if (rc_ != (want)) {                                                                \
+#define EXPECT(call, want)                                                                   \
+    do {                                                                                     \
+        int rc_ = (call);                                                                    \
+        if (rc_ != (want)) {                                                                 \
             fprintf(stderr, "FAIL rank %d [%s] line %d: %s -> %d (%s), expected %s\n", rank, \
-                    phase, __LINE__, #call, rc_, NARMA_Halo_error_string(rc_), #want);      \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                   \
-        }                                                                                   \
+                    phase, __LINE__, #call, rc_, NARMA_Halo_error_string(rc_), #want);       \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
+        }                                                                                    \
     } while (0)
 
 static NARMA_Halo_desc base_desc(void)
@@ -169,7 +169,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&cart3);
     MPI_Comm_free(&cart);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) printf("test_halo_errors: every bad input rejected with its class on %d ranks\n", nprocs);
+    if (rank == 0)
+        printf("test_halo_errors: every bad input rejected with its class on %d ranks\n", nprocs);
     MPI_Finalize();
     return 0;
 }
