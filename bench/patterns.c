@@ -637,6 +637,19 @@ static NARMA_Win make_window(const char *key, const char *value)
     NARMA_Win w;
     if (key) {
         MPI_Info_create(&info);
+        /* Open MPI holds info keys of at most MPI_MAX_INFO_KEY (36) characters: use the
+         * short alias narma_reorder_<flag> for longer ones. */
+        char alias[32];
+        if (strlen(key) > MPI_MAX_INFO_KEY) {
+            static const char *const longkeys[4] = {
+                "narma_access_after_access_reorder", "narma_access_after_exposure_reorder",
+                "narma_exposure_after_exposure_reorder", "narma_exposure_after_access_reorder"};
+            static const char *const shortkeys[4] = {"aaar", "aaer", "eaer", "eaar"};
+            for (int i = 0; i < 4; i++)
+                if (strcmp(key, longkeys[i]) == 0)
+                    snprintf(alias, sizeof alias, "narma_reorder_%s", shortkeys[i]);
+            key = alias;
+        }
         MPI_Info_set(info, key, value);
     }
     NCHECK(NARMA_Win_allocate((MPI_Aint)(3 * g.size), 1, info, MPI_COMM_WORLD, &base, &w));

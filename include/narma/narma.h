@@ -199,7 +199,9 @@ NARMA_API int NARMA_Win_sync(NARMA_Win win);
  * when the program guarantees they touch disjoint memory:
  *   narma_access_after_access_reorder, narma_access_after_exposure_reorder,
  *   narma_exposure_after_exposure_reorder, narma_exposure_after_access_reorder
- * (ignored for fence and lock_all epochs).
+ * (ignored for fence and lock_all epochs), or their aliases narma_reorder_aaar,
+ * narma_reorder_aaer, narma_reorder_eaer, narma_reorder_eaar (Open MPI limits
+ * info keys to 36 characters).
  *
  * Ordering: without those keys, an epoch that the program opens after closing
  * an earlier one (even with a nonblocking call) activates only once the earlier

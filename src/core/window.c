@@ -20,30 +20,43 @@ static void win_release(struct narmai_win *w)
     free(w);
 }
 
-/* Window info keys read by narma (others are passed to MPI by the transport). */
+/* Window info keys read by narma (others are left to MPI). The long names are
+ * the documented ones; Open MPI limits keys to MPI_MAX_INFO_KEY = 36 characters,
+ * which narma_exposure_after_exposure_reorder exceeds, so each also has a short
+ * alias that every MPI can store. */
 static const struct {
-    const char *key;
+    const char *key, *alias;
     int flag;
 } narmai_reorder_keys[] = {
-    {"narma_access_after_access_reorder", NARMAI_AAAR},
-    {"narma_access_after_exposure_reorder", NARMAI_AAER},
-    {"narma_exposure_after_exposure_reorder", NARMAI_EAER},
-    {"narma_exposure_after_access_reorder", NARMAI_EAAR},
+    {"narma_access_after_access_reorder", "narma_reorder_aaar", NARMAI_AAAR},
+    {"narma_access_after_exposure_reorder", "narma_reorder_aaer", NARMAI_AAER},
+    {"narma_exposure_after_exposure_reorder", "narma_reorder_eaer", NARMAI_EAER},
+    {"narma_exposure_after_access_reorder", "narma_reorder_eaar", NARMAI_EAAR},
 };
 
+/* Walk the keys present (never query a name the MPI cannot hold). */
 static int win_info(struct narmai_win *w, MPI_Info info)
 {
-    if (info == MPI_INFO_NULL) return NARMA_SUCCESS;
-    for (size_t i = 0; i < sizeof(narmai_reorder_keys) / sizeof(narmai_reorder_keys[0]); i++) {
-        char val[16];
+    int nkeys = 0;
+    if (info == MPI_INFO_NULL || MPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
+        return NARMA_SUCCESS;
+    for (int k = 0; k < nkeys; k++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[16];
         int flag = 0;
-        MPI_Info_get(info, narmai_reorder_keys[i].key, (int)sizeof(val) - 1, val, &flag);
-        if (!flag) continue;
-        if (strcmp(val, "true") == 0)
-            w->reorder |= narmai_reorder_keys[i].flag;
-        else if (strcmp(val, "false") != 0)
-            return NARMAI_ERR(NARMA_ERR_ARG, "info %s=%s: expected true or false",
-                              narmai_reorder_keys[i].key, val);
+        if (MPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS) continue;
+        for (size_t i = 0; i < sizeof(narmai_reorder_keys) / sizeof(narmai_reorder_keys[0]); i++) {
+            if (strcmp(key, narmai_reorder_keys[i].key) != 0 &&
+                strcmp(key, narmai_reorder_keys[i].alias) != 0)
+                continue;
+            MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
+            if (!flag) continue;
+            if (strcmp(val, "true") == 0)
+                w->reorder |= narmai_reorder_keys[i].flag;
+            else if (strcmp(val, "false") == 0)
+                w->reorder &= ~narmai_reorder_keys[i].flag;
+            else
+                return NARMAI_ERR(NARMA_ERR_ARG, "info %s=%s: expected true or false", key, val);
+        }
     }
     return NARMA_SUCCESS;
 }

@@ -613,12 +613,12 @@ static int elem_op_init(elem_op *e, MPI_Datatype basic, MPI_Op op)
     e->opc = op_code(op);
     if (e->opc == O_USER) return NARMA_ERR_OP;
     /* classify() scans a table and may ask MPI for sizes: remember the last
-     * few answers (basic types are predefined, so they never change). */
-    static struct {
+     * few answers per thread (basic types are predefined, so they never change). */
+    static _Thread_local struct {
         MPI_Datatype type;
         int cls, kind, valid;
     } memo[4];
-    static unsigned memo_next;
+    static _Thread_local unsigned memo_next;
     int hit = 0;
     for (int i = 0; i < 4 && !hit; i++)
         if (memo[i].valid && memo[i].type == basic) {

@@ -112,12 +112,15 @@ static size_t key_hash(uint64_t k)
 /* Direct-mapped front cache of recent lookups: RMA calls look the same few
  * types up several times each, and this keeps that to a compare. Cleared on
  * every eviction, so it never holds a freed entry. */
-struct narmau_dtype_front narmau_dtype_front[NARMAU_DTYPE_FRONT];
+_Thread_local struct narmau_dtype_front narmau_dtype_front[NARMAU_DTYPE_FRONT]
+    __attribute__((tls_model("initial-exec")));
+uint64_t narmau_dtype_gen = 1;
 #define front narmau_dtype_front
 
 static inline size_t front_slot(uint64_t k) { return narmau_dtype_front_slot(k); }
 
-static void front_clear(void) { memset(front, 0, sizeof(front)); }
+/* Invalidate every thread's front cache (entries of older generations miss). */
+static void front_clear(void) { __atomic_fetch_add(&narmau_dtype_gen, 1, __ATOMIC_RELAXED); }
 
 static struct entry *cache_find(uint64_t key)
 {
@@ -495,13 +498,15 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
 {
     uint64_t key = type_key(type);
     size_t fs = front_slot(key);
-    if (front[fs].d != NULL && front[fs].key == key) {
+    uint64_t gen = __atomic_load_n(&narmau_dtype_gen, __ATOMIC_RELAXED);
+    if (front[fs].d != NULL && front[fs].key == key && front[fs].gen == gen) {
         *out = front[fs].d;
         return 0;
     }
     struct entry *e = cache_find(key);
     if (e) {
         front[fs].key = key;
+        front[fs].gen = gen;
         front[fs].d = &e->d;
         *out = &e->d;
         return 0;

@@ -45,14 +45,18 @@ typedef struct narmau_dtype {
 int narmau_dtype_get_slow(MPI_Datatype type, const narmau_dtype **out);
 
 /* Direct-mapped front cache of recent lookups, checked inline: RMA calls look
- * the same few types up several times each. Cleared on every eviction, so it
- * never holds a freed description. */
+ * the same few types up several times each. Per thread (no thread ever sees
+ * another's half-written entry); an entry counts only while its generation
+ * equals narmau_dtype_gen, which every eviction bumps, so no thread keeps a
+ * freed description. */
 #define NARMAU_DTYPE_FRONT 8
 struct narmau_dtype_front {
-    uint64_t key;
+    uint64_t key, gen;
     const narmau_dtype *d;
 };
-extern struct narmau_dtype_front narmau_dtype_front[NARMAU_DTYPE_FRONT];
+extern _Thread_local struct narmau_dtype_front narmau_dtype_front[NARMAU_DTYPE_FRONT]
+    __attribute__((tls_model("initial-exec")));
+extern uint64_t narmau_dtype_gen;
 
 static inline size_t narmau_dtype_front_slot(uint64_t k)
 {
@@ -64,7 +68,9 @@ static inline int narmau_dtype_get(MPI_Datatype type, const narmau_dtype **out)
     uint64_t k = 0;
     memcpy(&k, &type, sizeof(type));
     const struct narmau_dtype_front *f = &narmau_dtype_front[narmau_dtype_front_slot(k)];
-    if (f->d != NULL && f->key == k) {
+    /* Relaxed: the generation only invalidates; descriptions are immutable. */
+    if (f->d != NULL && f->key == k &&
+        f->gen == __atomic_load_n(&narmau_dtype_gen, __ATOMIC_RELAXED)) {
         *out = f->d;
         return 0;
     }
