@@ -1,7 +1,9 @@
 /* notify: Notified Access. Per exchange: start the counting request of the
- * exchange's parity (it completes after one notification per remote link),
- * then one Put_notify per neighbour of the packed strips into its parity
- * slot, tagged with the parity. finish waits for the request and unpacks.
+ * exchange's parity (it completes after one notification per field and remote
+ * link), then per neighbour and field one Put_notify of the field's strip,
+ * described by a datatype over the field itself (no packing pass at the
+ * origin), into the field's place in the neighbour's parity slot, tagged with
+ * the parity. finish waits for the request and unpacks.
  *
  * Why two requests and parity tags: a fast neighbour can finish exchange n
  * (it has our data) and send n + 1 before a slower neighbour's n has arrived
@@ -15,7 +17,29 @@
 typedef struct {
     NARMA_Win win;
     NARMA_Request req[2];
+    MPI_Datatype strip[NARMAH_MAXLINKS]; /* one field's send strip of link i, in place */
 } notify_state;
+
+/* The send strip of one field as a datatype over the field itself, in the order
+ * narmah_pack would pack it: the notified put then moves it straight from the
+ * field into the neighbour's slot, with no packing pass at the origin. */
+static int strip_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t)
+{
+    const MPI_Aint es = p->elsize;
+    MPI_Datatype row;
+    if (MPI_Type_create_hvector(b->n[1], (int)(b->n[2] * es), b->s[1] * es, MPI_BYTE, &row) !=
+        MPI_SUCCESS)
+        return NARMA_ERR_MPI;
+    int rc = MPI_Type_create_hvector(b->n[0], 1, b->s[0] * es, row, t);
+    MPI_Type_free(&row);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(t);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMA_ERR_MPI;
+}
+
+static size_t strip_bytes(const narmah_plan *p, const narmah_box *b)
+{
+    return (size_t)b->n[0] * (size_t)b->n[1] * (size_t)b->n[2] * (size_t)p->elsize;
+}
 
 static void notify_free(narmah_plan *p);
 
@@ -24,9 +48,14 @@ static int notify_init(narmah_plan *p)
     notify_state *s = calloc(1, sizeof *s);
     if (s == NULL) return NARMA_ERR_NO_MEM;
     p->st = s;
+    for (int i = 0; i < NARMAH_MAXLINKS; i++)
+        s->strip[i] = MPI_DATATYPE_NULL;
     int rc = narmah_alloc_recv_win(p, &s->win);
+    for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++)
+        if (!p->link[i].self) rc = strip_type(p, &p->link[i].send, &s->strip[i]);
+    /* One notified put per field and remote link, counted by one request per parity. */
     for (int q = 0; q < 2 && rc == NARMA_SUCCESS && p->nremote; q++)
-        rc = NARMA_Notify_init(s->win, NARMA_ANY_SOURCE, q, p->nremote, &s->req[q]);
+        rc = NARMA_Notify_init(s->win, NARMA_ANY_SOURCE, q, p->nremote * p->d.nfields, &s->req[q]);
     if (rc) notify_free(p);
     return rc;
 }
@@ -39,9 +68,11 @@ static int notify_start(narmah_plan *p)
     for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
         const narmah_link *l = &p->link[i];
         if (l->self) continue;
-        narmah_pack(p, l, p->sendbuf + l->send_off);
-        rc = NARMA_Put_notify(p->sendbuf + l->send_off, (int)l->bytes, MPI_BYTE, l->peer,
-                              narmah_target_slot(p, l), (int)l->bytes, MPI_BYTE, s->win, q);
+        const size_t fb = strip_bytes(p, &l->send);
+        for (int f = 0; f < p->d.nfields && rc == NARMA_SUCCESS; f++)
+            rc = NARMA_Put_notify((char *)p->fields[f] + l->send.off * p->elsize, 1, s->strip[i],
+                                  l->peer, narmah_target_slot(p, l) + (MPI_Aint)(f * fb), (int)fb,
+                                  MPI_BYTE, s->win, q);
     }
     if (rc == NARMA_SUCCESS) narmah_self_copies(p);
     return rc;
@@ -65,6 +96,8 @@ static void notify_free(narmah_plan *p)
     if (s) {
         for (int q = 0; q < 2; q++)
             if (s->req[q] != NARMA_REQUEST_NULL) NARMA_Request_free(&s->req[q]);
+        for (int i = 0; i < NARMAH_MAXLINKS; i++)
+            if (s->strip[i] != MPI_DATATYPE_NULL) NARMA_Type_free(&s->strip[i]);
         if (s->win != NARMA_WIN_NULL) {
             MPI_Barrier(p->comm); /* every notified put has landed */
             NARMA_Win_free(&s->win);
