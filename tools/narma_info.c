@@ -95,6 +95,22 @@ static void print_env(void)
         printf("  %-18s %-10s default %-6s %s\n", env_vars[i].name, now != NULL ? now : "(unset)",
                dflt, env_vars[i].meaning);
     }
+    /* Read by NARMA_Win_allocate/create/create_dynamic (src/core/window.c). */
+    printf("\nWindow info keys (\"true\"/\"false\", default false; alias for MPIs with short info "
+           "keys)\n");
+    static const char *const keys[][3] = {
+        {"narma_access_after_access_reorder", "narma_reorder_aaar",
+         "an access epoch may activate while the previous access epoch is active"},
+        {"narma_access_after_exposure_reorder", "narma_reorder_aaer",
+         "an access epoch may activate while the previous exposure epoch is active"},
+        {"narma_exposure_after_exposure_reorder", "narma_reorder_eaer",
+         "an exposure epoch may activate while the previous exposure epoch is active"},
+        {"narma_exposure_after_access_reorder", "narma_reorder_eaar",
+         "an exposure epoch may activate while the previous access epoch is active"},
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        printf("  %-38s %-19s %s\n", keys[i][0], keys[i][1], keys[i][2]);
+    printf("  (ignored for fence and lock_all epochs)\n");
 }
 
 int main(int argc, char **argv)
