@@ -66,6 +66,8 @@ static const struct {
     {"NARMA_INLINE_MAX", NARMA_INFO_STR(NARMA_INFO_INLINE_BYTES),
      "largest notified put (bytes) carried inside the ring record; 0 disables"},
     {"NARMA_VERBOSE", "0", "1: print a line on stderr for every error a call returns"},
+    {"NARMA_FENCE_FLAT_MAX", "16",
+     "windows up to this size fence in one step, larger ones by dissemination"},
 };
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }

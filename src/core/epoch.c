@@ -290,8 +290,22 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
 
 /* ---- completion of closed epochs ---- */
 
+/* Fence barrier. Up to NARMA_FENCE_FLAT_MAX ranks (default 16): one step, every rank adds
+ * 1 to every other rank's counter and waits for its own to reach
+ * n * (P - 1); the last rank to arrive completes everybody's barrier, so a
+ * rank that called Win_ifence and then computes without calling narma delays
+ * nobody. Beyond that, a dissemination barrier (ceil(log2 P) rounds, P log P
+ * updates instead of P^2), whose later rounds need each rank's progress. */
 static int fence_barrier(struct narmai_win *w, struct narmai_epoch *e, int *rc)
 {
+    if ((uint32_t)w->size <= w->fence_flat_max) {
+        if (!e->fence_sent) {
+            for (int d = 1; d < w->size && *rc == NARMA_SUCCESS; d++)
+                *rc = narmat_ctl_add(w, (w->rank + d) % w->size, NARMAT_CTL_FENCE, 0, 1);
+            e->fence_sent = 1;
+        }
+        return narmat_ctl_load(w, NARMAT_CTL_FENCE, 0) >= e->fence_n * (uint64_t)(w->size - 1);
+    }
     for (int d = 1 << e->fence_round; d < w->size; d <<= 1) {
         if (!e->fence_sent) {
             *rc = narmat_ctl_add(w, (w->rank + d) % w->size, NARMAT_CTL_FENCE, e->fence_round, 1);

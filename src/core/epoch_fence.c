@@ -1,11 +1,10 @@
 /*
  * Fence. Each (i)fence closes the program's current fence epoch (or, for the
  * first fence, an empty one) and opens the next unless NOSUCCEED. Closing
- * means: operations issued and flushed, then a dissemination barrier on
- * control words, advanced without blocking (ceil(log2 P) rounds; in round k a
- * rank bumps the round-k counter of rank + 2^k and waits until its own counter
- * reaches the fence number). Counters only grow, so nothing is reset and
- * consecutive fences cannot be confused. The next fence epoch activates only
+ * means: operations issued and flushed, then a barrier on control words,
+ * advanced without blocking (epoch.c, fence_barrier: one step for up to 16
+ * ranks, a dissemination barrier beyond). Counters only grow, so nothing is
+ * reset and consecutive fences cannot be confused. The next fence epoch activates only
  * when the barrier is done (fence epochs never overlap or reorder).
  */
 #include "core/epoch.h"

@@ -50,6 +50,9 @@ int narmai_lazy_init(void)
     if (narmai_g.inline_max > 40) narmai_g.inline_max = 40;
     /* NARMA_SPIN_COUNT: polls before a waiting call starts yielding the core. */
     narmai_g.spin_count = narmai_env_u32("NARMA_SPIN_COUNT", 2000);
+    /* NARMA_FENCE_FLAT_MAX: windows up to this many ranks fence with a one-step barrier
+     * (P^2 counter updates), larger ones with a dissemination barrier. */
+    narmai_g.fence_flat_max = narmai_env_u32("NARMA_FENCE_FLAT_MAX", 16);
     narmau_dlist_init(&narmai_g.windows);
     narmai_g.initialized = 1;
     return NARMA_SUCCESS;

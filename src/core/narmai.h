@@ -28,13 +28,14 @@ int narmai_err(int errclass, const char *func, const char *fmt, ...)
 
 /* ---- global state ---- */
 struct narmai_global {
-    int initialized;        /* narma state is set up */
-    int we_initialized_mpi; /* NARMA_Init called MPI_Init */
-    int forced_transport;   /* 0 auto, 1 shm, 2 mpi */
-    uint32_t ring_slots;    /* notification ring capacity per target */
-    uint32_t inline_max;    /* largest notified put carried inline */
-    uint32_t spin_count;    /* polls before a wait starts yielding */
-    narmau_dlist windows;   /* every live window (progress visits them in creation order) */
+    int initialized;         /* narma state is set up */
+    int we_initialized_mpi;  /* NARMA_Init called MPI_Init */
+    int forced_transport;    /* 0 auto, 1 shm, 2 mpi */
+    uint32_t ring_slots;     /* notification ring capacity per target */
+    uint32_t inline_max;     /* largest notified put carried inline */
+    uint32_t spin_count;     /* polls before a wait starts yielding */
+    uint32_t fence_flat_max; /* largest window whose fence barrier is one step */
+    narmau_dlist windows;    /* every live window (progress visits them in creation order) */
     int nwindows;
 };
 extern struct narmai_global narmai_g;
@@ -140,11 +141,12 @@ struct narmai_win {
     struct narmai_epoch *cur_exposure; /* program-open PSCW exposure epoch */
     struct narmai_epoch **lock_ep;     /* per target: program-open lock epoch */
     int nlock_open;
-    int *acc_member;      /* per target: 1 + index in cur_access's PSCW group, or 0 */
-    uint64_t fence_count; /* fences called so far (barrier numbers) */
-    int reorder;          /* NARMAI_AAAR | ... from the window's info */
-    uint64_t op_seq;      /* RMA calls submitted so far */
-    uint64_t nrecorded;   /* of which still recorded (not issued) */
+    int *acc_member;         /* per target: 1 + index in cur_access's PSCW group, or 0 */
+    uint64_t fence_count;    /* fences called so far (barrier numbers) */
+    int reorder;             /* NARMAI_AAAR | ... from the window's info */
+    uint32_t fence_flat_max; /* at creation, agreed by every rank of the window */
+    uint64_t op_seq;         /* RMA calls submitted so far */
+    uint64_t nrecorded;      /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */
     uint64_t *a_req;  /* accesses requested toward peer */
     uint64_t *e_open; /* exposures opened toward peer */

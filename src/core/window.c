@@ -112,6 +112,10 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
         win_release(w);
         return rc;
     }
+    /* All ranks must pick the same barrier: take the largest setting. */
+    unsigned flat = narmai_g.fence_flat_max;
+    MPI_Allreduce(MPI_IN_PLACE, &flat, 1, MPI_UNSIGNED, MPI_MAX, w->comm);
+    w->fence_flat_max = flat;
     rc = narmat_select(w->comm, flavor, &w->ops);
     if (rc == NARMA_SUCCESS) rc = w->ops->win_init(w, base, size, info);
     if (rc != NARMA_SUCCESS) {

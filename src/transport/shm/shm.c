@@ -10,7 +10,7 @@
  *   [0]                 header: magic, layout version, slot size, slot count
  *   [LOCK]              passive-target lock word
  *   [ACCLOCK]           lock for accumulates on elements wider than 8 bytes
- *   [FENCE + 64*k]      dissemination-barrier round k counter, k < 64
+ *   [FENCE + 64*k]      fence-barrier round k counter, k < 64
  *   [GRANT + 64*r]      exposures rank r granted me
  *   [DONE + 64*r]       access epochs rank r completed toward me
  *   [RING]              notification ring (tail line + slots)
