@@ -223,7 +223,6 @@ static int replay(struct narmai_win *w, struct narmai_epoch *e)
         }
         int orc = narmai_op_issue(w, op);
         if (orc && !rc) rc = orc;
-        e->nissued++;
         w->nrecorded--;
         narmau_dlist_remove(&op->link);
         op_free(op);
@@ -257,7 +256,6 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     e->nops++;
     w->op_seq++;
     if (narmau_dlist_empty(&e->ops) && narmai_epoch_target_ready(w, e, tmpl->target)) {
-        e->nissued++;
         struct narmai_op op = *tmpl;
         return narmai_op_issue(w, &op);
     }
@@ -445,21 +443,6 @@ int narmai_request_done(struct narmai_win *w, NARMA_Request *request)
     r->st_tag = MPI_ANY_TAG;
     *request = r;
     return NARMA_SUCCESS;
-}
-
-int narmai_wait_internal(NARMA_Request *request)
-{
-    /* NARMA_Wait frees a completed non-persistent request and reports its error. */
-    return NARMA_Wait(request, MPI_STATUS_IGNORE);
-}
-
-void narmai_wait_ctl(struct narmai_win *w, int kind, int arg, uint64_t v)
-{
-    narmai_waiter wt = {0};
-    while (narmat_ctl_load(w, kind, arg) < v) {
-        narmai_progress();
-        narmai_wait_step(&wt);
-    }
 }
 
 /* Anything still open or pending on this rank's side of the window? A fence

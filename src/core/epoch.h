@@ -75,7 +75,6 @@ struct narmai_epoch {
     uint8_t *held_all;  /* lock_all: per target */
     narmau_dlist ops;   /* recorded operations, in call order */
     uint64_t nops;      /* operations ever recorded or issued in this epoch */
-    uint64_t nissued;   /* of which issued (recorded ones issue in order) */
     uint64_t fence_n;   /* fence: barrier number */
     int fence_round;    /* fence: next dissemination round */
     uint8_t fence_sent; /* fence: current round's increment sent */
@@ -96,10 +95,6 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
 void narmai_epoch_progress(struct narmai_win *w);
 /* A request that is complete at creation (epoch-opening calls). */
 int narmai_request_done(struct narmai_win *w, NARMA_Request *request);
-/* Wait for and free a request created by a nonblocking call (the blocking forms). */
-int narmai_wait_internal(NARMA_Request *request);
-/* Wait, driving progress, until my control word (kind, arg) reaches v. */
-void narmai_wait_ctl(struct narmai_win *w, int kind, int arg, uint64_t v);
 /* Non-blocking lock attempt: 1 if acquired. */
 int narmai_lock_try(struct narmai_win *w, int type, int rank, int *rc);
 int narmai_lock_release(struct narmai_win *w, int rank, int type);

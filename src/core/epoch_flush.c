@@ -65,7 +65,7 @@ static int flush_blocking(NARMA_Win w, int rank, int local)
     if (w->nrecorded == 0) return local ? narmat_flush_local(w, rank) : narmat_flush(w, rank);
     NARMA_Request r;
     int rc = iflush_common(w, rank, local, &r);
-    return rc ? rc : narmai_wait_internal(&r);
+    return rc ? rc : NARMA_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 int NARMA_Win_flush(int rank, NARMA_Win w)

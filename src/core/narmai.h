@@ -8,10 +8,6 @@
 #include "util/list.h"
 #include "util/atomic.h"
 
-/* Internal "try again later" result: drives deferral inside the library and
- * never reaches the user. */
-#define NARMAI_AGAIN (-1)
-
 /* Record an MPI failure and return NARMA_ERR_MPI (the MPI code stays retrievable). */
 int narmai_mpi_error(int mpi_code);
 #define NARMAI_MPI(call)                                                            \

@@ -114,6 +114,7 @@ static inline MPI_Aint narmah_target_slot(const narmah_plan *p, const narmah_lin
 #define NARMAH_FLAGS_BYTES NARMAH_ALIGN /* 8 uint64 flags, one per direction */
 int narmah_alloc_recv_win(narmah_plan *p, NARMA_Win *win);
 int narmah_peer_group(narmah_plan *p, NARMA_Win win, MPI_Group *g);
+int narmah_recv_win_and_group(narmah_plan *p, NARMA_Win *win, MPI_Group *g);
 int narmah_mpi_err(int mpirc);
 
 #endif /* NARMA_HALO_INTERNAL_H */

@@ -407,3 +407,15 @@ int narmah_peer_group(narmah_plan *p, NARMA_Win win, MPI_Group *g)
     MPI_Group_free(&all);
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMA_ERR_MPI;
 }
+
+/* The PSCW strategies' set-up: the receive window and the group of peers, or
+ * nothing (both released) on error. */
+int narmah_recv_win_and_group(narmah_plan *p, NARMA_Win *win, MPI_Group *g)
+{
+    *win = NARMA_WIN_NULL;
+    *g = MPI_GROUP_NULL;
+    int rc = narmah_alloc_recv_win(p, win);
+    if (rc == NARMA_SUCCESS) rc = narmah_peer_group(p, *win, g);
+    if (rc && *win != NARMA_WIN_NULL) NARMA_Win_free(win);
+    return rc;
+}

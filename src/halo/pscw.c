@@ -14,11 +14,8 @@ static int pscw_init(narmah_plan *p)
 {
     pscw_state *s = calloc(1, sizeof *s);
     if (s == NULL) return NARMA_ERR_NO_MEM;
-    s->group = MPI_GROUP_NULL;
-    int rc = narmah_alloc_recv_win(p, &s->win);
-    if (rc == NARMA_SUCCESS) rc = narmah_peer_group(p, s->win, &s->group);
+    int rc = narmah_recv_win_and_group(p, &s->win, &s->group);
     if (rc) {
-        if (s->win != NARMA_WIN_NULL) NARMA_Win_free(&s->win);
         free(s);
         return rc;
     }

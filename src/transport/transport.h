@@ -91,8 +91,6 @@ struct narmat_ops {
      * process issued to that target before the call (release semantics: a peer that observes
      * the new value also observes the data). */
     int (*ctl_add)(struct narmai_win *w, int target, int kind, int arg, uint64_t val);
-    int (*ctl_fetch_add)(struct narmai_win *w, int target, int kind, int arg, uint64_t val,
-                         uint64_t *old);
     int (*ctl_cas)(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
                    uint64_t desired, uint64_t *old);
     /* Local read with acquire semantics (pairs with the release of the remote update). */
@@ -151,11 +149,6 @@ static inline int narmat_poll(struct narmai_win *w, narmat_note_cb cb)
 static inline int narmat_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t v)
 {
     return w->ops->ctl_add(w, target, kind, arg, v);
-}
-static inline int narmat_ctl_fetch_add(struct narmai_win *w, int target, int kind, int arg,
-                                       uint64_t v, uint64_t *old)
-{
-    return w->ops->ctl_fetch_add(w, target, kind, arg, v, old);
 }
 static inline int narmat_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t e,
                                  uint64_t d, uint64_t *old)

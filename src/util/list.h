@@ -11,10 +11,6 @@ typedef struct narmau_dlist {
 
 static inline void narmau_dlist_init(narmau_dlist *l) { l->next = l->prev = l; }
 static inline int narmau_dlist_empty(const narmau_dlist *l) { return l->next == l; }
-static inline int narmau_dlist_linked(const narmau_dlist *n)
-{
-    return n->next != NULL && n->next != n;
-}
 
 static inline void narmau_dlist_push_back(narmau_dlist *l, narmau_dlist *n)
 {

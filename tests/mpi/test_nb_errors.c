@@ -127,6 +127,15 @@ int main(int argc, char **argv)
         CHECK_RC(NARMA_Win_allocate(64, 1, info, MPI_COMM_WORLD, &b2, &w2));
         CHECK_RC(NARMA_Win_free(&w2));
         MPI_Info_free(&info);
+        /* The short aliases (for MPIs whose info keys are at most 36 characters) are read too. */
+        const char *aliases[] = {"narma_reorder_aaar", "narma_reorder_aaer", "narma_reorder_eaer",
+                                 "narma_reorder_eaar"};
+        for (int i = 0; i < 4; i++) {
+            MPI_Info_create(&info);
+            MPI_Info_set(info, aliases[i], "maybe");
+            CHECK_ERR(NARMA_Win_allocate(64, 1, info, MPI_COMM_WORLD, &b2, &w2), NARMA_ERR_ARG);
+            MPI_Info_free(&info);
+        }
     }
 
     test_phase(

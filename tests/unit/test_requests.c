@@ -58,8 +58,7 @@ static void test_error_strings(void)
                 CHECK(strcmp(s[c], s[d]) != 0, "classes %d and %d share \"%s\"", d, c, s[c]);
     }
     unit_phase("errors: codes outside the classes still give a string");
-    const int bad[] = {-1,      -1000,       NARMA_ERR_LASTCODE, NARMA_ERR_LASTCODE + 1,
-                       1 << 20, NARMAI_AGAIN};
+    const int bad[] = {-1, -1000, NARMA_ERR_LASTCODE, NARMA_ERR_LASTCODE + 1, 1 << 20};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *t = NARMA_Error_string(bad[i]);
         CHECK(t != NULL && t[0] != '\0', "code %d gives %s", bad[i],

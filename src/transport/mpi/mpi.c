@@ -613,18 +613,6 @@ static int narmat_mpi_ctl_add(struct narmai_win *w, int target, int kind, int ar
     return NARMA_SUCCESS;
 }
 
-static int narmat_mpi_ctl_fetch_add(struct narmai_win *w, int target, int kind, int arg,
-                                    uint64_t val, uint64_t *old)
-{
-    struct narmat_mpi *t = tp_of(w);
-    int rc = narmat_mpi_flush_dirty(t, target);
-    if (rc) return rc;
-    NARMAI_MPI(MPI_Fetch_and_op(&val, old, MPI_UINT64_T, target, ctl_offset(t, kind, arg), MPI_SUM,
-                                t->ctl));
-    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
-    return NARMA_SUCCESS;
-}
-
 static int narmat_mpi_ctl_cas(struct narmai_win *w, int target, int kind, int arg,
                               uint64_t expected, uint64_t desired, uint64_t *old)
 {
@@ -675,7 +663,6 @@ const struct narmat_ops narmat_mpi_ops = {
     .acc_notify = narmat_mpi_acc_notify,
     .poll = narmat_mpi_poll,
     .ctl_add = narmat_mpi_ctl_add,
-    .ctl_fetch_add = narmat_mpi_ctl_fetch_add,
     .ctl_cas = narmat_mpi_ctl_cas,
     .ctl_load = narmat_mpi_ctl_load,
 };

@@ -385,13 +385,6 @@ static int shm_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint
     return NARMA_SUCCESS;
 }
 
-static int shm_ctl_fetch_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val,
-                             uint64_t *old)
-{
-    *old = narmau_atomic_fetch_add_u64(ctl_word(st(w), target, kind, arg), val);
-    return NARMA_SUCCESS;
-}
-
 static int shm_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
                        uint64_t desired, uint64_t *old)
 {
@@ -427,7 +420,6 @@ const struct narmat_ops narmat_shm_ops = {
     .acc_notify = shm_acc_notify,
     .poll = shm_poll,
     .ctl_add = shm_ctl_add,
-    .ctl_fetch_add = shm_ctl_fetch_add,
     .ctl_cas = shm_ctl_cas,
     .ctl_load = shm_ctl_load,
 };
