@@ -24,7 +24,7 @@
         int kern_nrc_ = (call);                                                \
         if (kern_nrc_ != NARMA_SUCCESS)                                        \
             bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,        \
-                      NARMA_Error_string(kern_nrc_), kern_nrc_,                \
+                      NARMA_Strerror(kern_nrc_), kern_nrc_,                \
                       kern_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
     } while (0)
 

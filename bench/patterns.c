@@ -89,7 +89,7 @@ static void start_at_common_t0(void)
 #define NCHECK(call)                                                                               \
     do {                                                                                           \
         int rc_ = (call);                                                                          \
-        if (rc_ != NARMA_SUCCESS) bench_die(BENCH_HERE, "%s: %s", #call, NARMA_Error_string(rc_)); \
+        if (rc_ != NARMA_SUCCESS) bench_die(BENCH_HERE, "%s: %s", #call, NARMA_Strerror(rc_)); \
     } while (0)
 
 static MPI_Group group_of(int r)

@@ -10,7 +10,7 @@
  * protected against concurrent use.
  *
  * Errors: every call returns NARMA_SUCCESS (0) or a positive error class of
- * enum narma_error; NARMA_Error_string() describes it. When an MPI call
+ * enum narma_error; NARMA_Error_string() (or NARMA_Strerror()) describes it. When an MPI call
  * failed underneath, the class is NARMA_ERR_MPI and NARMA_Get_mpi_error()
  * returns the MPI error code.
  */
@@ -130,8 +130,15 @@ enum narma_error {
 NARMA_API int NARMA_Init(int *argc, char ***argv);
 /** Release narma's resources and finalise MPI if NARMA_Init initialised it. */
 NARMA_API int NARMA_Finalize(void);
-/** Human-readable text for an error class; never NULL. */
-NARMA_API const char *NARMA_Error_string(int errorcode);
+/** Maximum length of an error string, including the terminating NUL (as MPI_MAX_ERROR_STRING). */
+#define NARMA_MAX_ERROR_STRING 256
+/** Text for an error class, as MPI_Error_string: copies at most NARMA_MAX_ERROR_STRING bytes
+ *  (NUL included) into string and sets *resultlen to the length without the NUL.
+ *  @return NARMA_SUCCESS; NARMA_ERR_ARG when string or resultlen is NULL. An unknown code
+ *          gives the text "unknown narma error code" and NARMA_SUCCESS. */
+NARMA_API int NARMA_Error_string(int errorcode, char *string, int *resultlen);
+/** Convenience form of NARMA_Error_string: a static string for an error class; never NULL. */
+NARMA_API const char *NARMA_Strerror(int errorcode);
 /** The MPI error code behind the last NARMA_ERR_MPI of this process. */
 NARMA_API int NARMA_Get_mpi_error(void);
 /** Version string, e.g. "0.1.0". */

@@ -29,10 +29,19 @@ static const char *const narmai_error_strings[NARMA_ERR_LASTCODE] = {
     [NARMA_ERR_INTERN] = "internal error in narma",
 };
 
-const char *NARMA_Error_string(int errorcode)
+const char *NARMA_Strerror(int errorcode)
 {
     if (errorcode < 0 || errorcode >= NARMA_ERR_LASTCODE) return "unknown narma error code";
     return narmai_error_strings[errorcode];
+}
+
+int NARMA_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (string == NULL || resultlen == NULL)
+        return NARMAI_ERR(NARMA_ERR_ARG, "string and resultlen must not be NULL");
+    int n = snprintf(string, NARMA_MAX_ERROR_STRING, "%s", NARMA_Strerror(errorcode));
+    *resultlen = n < NARMA_MAX_ERROR_STRING ? n : NARMA_MAX_ERROR_STRING - 1;
+    return NARMA_SUCCESS;
 }
 
 int NARMA_Get_mpi_error(void) { return narmai_last_mpi_error; }
@@ -53,7 +62,7 @@ int narmai_err(int errclass, const char *func, const char *fmt, ...)
     if (verbose) {
         va_list ap;
         va_start(ap, fmt);
-        fprintf(stderr, "narma: %s: %s: ", func, NARMA_Error_string(errclass));
+        fprintf(stderr, "narma: %s: %s: ", func, NARMA_Strerror(errclass));
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
         va_end(ap);

@@ -54,7 +54,7 @@ const char *NARMA_Halo_error_string(int e)
     case NARMA_HALO_ERR_STATE:
         return "halo: exchange state (start while open, finish without start)";
     default:
-        return NARMA_Error_string(e);
+        return NARMA_Strerror(e);
     }
 }
 

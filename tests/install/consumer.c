@@ -10,6 +10,6 @@ int main(void)
         fprintf(stderr, "library %s, header %s\n", NARMA_Get_version(), NARMA_VERSION);
         return 1;
     }
-    printf("narma %s: %s\n", NARMA_VERSION, NARMA_Error_string(NARMA_SUCCESS));
+    printf("narma %s: %s\n", NARMA_VERSION, NARMA_Strerror(NARMA_SUCCESS));
     return 0;
 }

@@ -138,7 +138,7 @@ static void argument_errors(void)
     int rc = NARMA_Accumulate(&d, 1, MPI_DOUBLE, right, 0, 1, MPI_DOUBLE, NARMA_BAND, win);
     CHECK(rc == NARMA_ERR_OP || rc == NARMA_ERR_TYPE,
           "BAND on MPI_DOUBLE returned %d (%s), expected NARMA_ERR_OP or NARMA_ERR_TYPE", rc,
-          NARMA_Error_string(rc));
+          NARMA_Strerror(rc));
 
     /* MPI allows NO_OP only in Get_accumulate and Fetch_and_op: narma rejects it in every
      * accumulate that does not fetch, on every transport, before MPI sees it */
@@ -289,14 +289,14 @@ static void handle_errors(void)
 
     test_phase("error strings: never NULL, distinct for every class");
     for (int c = 0; c < NARMA_ERR_LASTCODE; c++) {
-        const char *s = NARMA_Error_string(c);
-        CHECK(s != NULL && s[0] != 0, "NARMA_Error_string(%d) is NULL or empty", c);
+        const char *s = NARMA_Strerror(c);
+        CHECK(s != NULL && s[0] != 0, "NARMA_Strerror(%d) is NULL or empty", c);
         for (int d = 0; d < c; d++)
-            CHECK(strcmp(s, NARMA_Error_string(d)) != 0,
+            CHECK(strcmp(s, NARMA_Strerror(d)) != 0,
                   "classes %d and %d share the error string '%s'", d, c, s);
     }
-    CHECK(NARMA_Error_string(NARMA_ERR_LASTCODE) != NULL, "NULL string for LASTCODE");
-    CHECK(NARMA_Error_string(-1) != NULL && NARMA_Error_string(1 << 20) != NULL,
+    CHECK(NARMA_Strerror(NARMA_ERR_LASTCODE) != NULL, "NULL string for LASTCODE");
+    CHECK(NARMA_Strerror(-1) != NULL && NARMA_Strerror(1 << 20) != NULL,
           "NULL string for an out-of-range code");
     still_usable("handle errors");
 }

@@ -33,7 +33,7 @@
 #define CHECK_RC(call)                                                                           \
     do {                                                                                         \
         int rc_ = (call);                                                                        \
-        CHECK(rc_ == NARMA_SUCCESS, "%s returned %d (%s)", #call, rc_, NARMA_Error_string(rc_)); \
+        CHECK(rc_ == NARMA_SUCCESS, "%s returned %d (%s)", #call, rc_, NARMA_Strerror(rc_)); \
     } while (0)
 
 #define POLL_LIMIT 100000 /* Tests before a request that must complete is declared stuck */
@@ -50,7 +50,7 @@ static void test_error_strings(void)
     const char *s[NARMA_ERR_LASTCODE];
     CHECK(NARMA_SUCCESS == 0, "NARMA_SUCCESS is 0");
     for (int c = 0; c < NARMA_ERR_LASTCODE; c++) {
-        s[c] = NARMA_Error_string(c);
+        s[c] = NARMA_Strerror(c);
         if (!CHECK(s[c] != NULL, "class %d has no string", c)) continue;
         CHECK(s[c][0] != '\0', "class %d has an empty string", c);
         for (int d = 0; d < c; d++)
@@ -60,10 +60,25 @@ static void test_error_strings(void)
     unit_phase("errors: codes outside the classes still give a string");
     const int bad[] = {-1, -1000, NARMA_ERR_LASTCODE, NARMA_ERR_LASTCODE + 1, 1 << 20};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *t = NARMA_Error_string(bad[i]);
+        const char *t = NARMA_Strerror(bad[i]);
         CHECK(t != NULL && t[0] != '\0', "code %d gives %s", bad[i],
               t ? "an empty string" : "NULL");
     }
+    unit_phase("errors: NARMA_Error_string mirrors MPI_Error_string");
+    for (int c = -1; c <= NARMA_ERR_LASTCODE; c++) {
+        char buf[NARMA_MAX_ERROR_STRING];
+        int len = -1;
+        memset(buf, 'x', sizeof buf);
+        CHECK(NARMA_Error_string(c, buf, &len) == NARMA_SUCCESS, "code %d: not SUCCESS", c);
+        CHECK(len >= 0 && len < NARMA_MAX_ERROR_STRING && buf[len] == '\0' &&
+                  (size_t)len == strlen(buf),
+              "code %d: resultlen %d does not match the string", c, len);
+        CHECK(strcmp(buf, NARMA_Strerror(c)) == 0, "code %d: \"%s\" differs from Strerror", c, buf);
+    }
+    int len = 0;
+    char one[NARMA_MAX_ERROR_STRING];
+    CHECK(NARMA_Error_string(NARMA_SUCCESS, NULL, &len) == NARMA_ERR_ARG, "NULL string accepted");
+    CHECK(NARMA_Error_string(NARMA_SUCCESS, one, NULL) == NARMA_ERR_ARG, "NULL resultlen accepted");
 }
 
 /* ---- statuses ---- */
