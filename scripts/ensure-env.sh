@@ -33,42 +33,8 @@ narma_env_root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 
 narma_env_say() { printf 'ensure-env: %s\n' "$*" >&2; }
 
-# Runs a command as root: directly, or through sudo when we are not root.
-narma_env_as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo "$@"
-    else
-        narma_env_say "need root (or sudo) to run: $*"
-        return 1
-    fi
-}
-
-narma_env_apt_updated=0
-narma_env_apt_install() {
-    command -v apt-get >/dev/null 2>&1 || {
-        narma_env_say "missing $*, and no apt-get to install them: install them by hand"
-        return 1
-    }
-    narma_env_say "installing with apt-get: $*"
-    local log
-    log="$(mktemp)"
-    # apt's chatter goes to a log, shown only when something failed.
-    if { [ "$narma_env_apt_updated" -eq 1 ] ||
-        narma_env_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq; } \
-        </dev/null >"$log" 2>&1 &&
-        narma_env_as_root env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "$@" </dev/null >>"$log" 2>&1; then
-        narma_env_apt_updated=1
-        rm -f "$log"
-        return 0
-    fi
-    cat "$log" >&2
-    rm -f "$log"
-    narma_env_say "apt-get could not install: $*"
-    return 1
-}
+# Missing Debian packages go through the one apt helper shared with format.sh and .ci/run.
+narma_env_apt_install() { "$narma_env_root/scripts/apt-install.sh" "$@"; }
 
 # True when cmake on PATH is at least 3.20.
 narma_env_cmake_ok() {
@@ -258,8 +224,7 @@ narma_env_main() {
 narma_env_main && narma_env_status=0 || narma_env_status=$?
 unset -f narma_env_main narma_env_tools narma_env_cmake_ok narma_env_python_ok narma_env_flavor \
     narma_env_path_prepend narma_env_path_drop_deps narma_env_wheel_venv narma_env_apt_install \
-    narma_env_as_root narma_env_say
-unset narma_env_apt_updated
+    narma_env_say
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     echo "ensure-env.sh sets variables in your shell: source it (. scripts/ensure-env.sh)" >&2
     exit 2

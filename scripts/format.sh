@@ -19,12 +19,7 @@ case "${1:-}" in
 esac
 
 if ! command -v clang-format >/dev/null 2>&1; then
-    echo "format.sh: installing clang-format with apt-get" >&2
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-    $sudo env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends clang-format </dev/null >/dev/null
+    "$root/scripts/apt-install.sh" clang-format || exit 1
 fi
 
 cd "$root"
