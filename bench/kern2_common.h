@@ -22,13 +22,12 @@
 
 #include "common.h"
 
-#define NARMA_CHECK(call)                                                    \
-    do {                                                                     \
-        int k2_nrc_ = (call);                                                \
-        if (k2_nrc_ != NARMA_SUCCESS)                                        \
-            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,      \
-                      NARMA_Strerror(k2_nrc_), k2_nrc_,                  \
-                      k2_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
+#define NARMA_CHECK(call)                                                                        \
+    do {                                                                                         \
+        int k2_nrc_ = (call);                                                                    \
+        if (k2_nrc_ != NARMA_SUCCESS)                                                            \
+            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call, NARMA_Strerror(k2_nrc_), \
+                      k2_nrc_, k2_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0);            \
     } while (0)
 
 /* ---- random numbers ---------------------------------------------------- */

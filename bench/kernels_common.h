@@ -19,13 +19,12 @@
 #include "common.h"
 
 /** Abort every rank unless a narma call returns NARMA_SUCCESS. */
-#define NARMA_CHECK(call)                                                      \
-    do {                                                                       \
-        int kern_nrc_ = (call);                                                \
-        if (kern_nrc_ != NARMA_SUCCESS)                                        \
-            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,        \
-                      NARMA_Strerror(kern_nrc_), kern_nrc_,                \
-                      kern_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
+#define NARMA_CHECK(call)                                                                          \
+    do {                                                                                           \
+        int kern_nrc_ = (call);                                                                    \
+        if (kern_nrc_ != NARMA_SUCCESS)                                                            \
+            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call, NARMA_Strerror(kern_nrc_), \
+                      kern_nrc_, kern_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0);          \
     } while (0)
 
 /** Status of a scheme over a run. */

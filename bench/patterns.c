@@ -86,9 +86,9 @@ static void start_at_common_t0(void)
 
 /* ---- one set of synchronisation calls over the three series ---------------- */
 
-#define NCHECK(call)                                                                               \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
+#define NCHECK(call)                                                                           \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
         if (rc_ != NARMA_SUCCESS) bench_die(BENCH_HERE, "%s: %s", #call, NARMA_Strerror(rc_)); \
     } while (0)
 

@@ -24,7 +24,7 @@
         int bench_nrc_ = (call);                                                \
         if (bench_nrc_ != NARMA_SUCCESS)                                        \
             bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,         \
-                      NARMA_Strerror(bench_nrc_), bench_nrc_,               \
+                      NARMA_Strerror(bench_nrc_), bench_nrc_,                   \
                       bench_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
     } while (0)
 

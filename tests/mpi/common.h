@@ -89,7 +89,7 @@ static TEST_UNUSED const char *test_mpi_error(int rc)
         int check_rc_ = (call);                                                   \
         if (check_rc_ != NARMA_SUCCESS)                                           \
             test_fail(__FILE__, __LINE__, #call, "returned %d (%s)%s", check_rc_, \
-                      NARMA_Strerror(check_rc_), test_mpi_error(check_rc_));  \
+                      NARMA_Strerror(check_rc_), test_mpi_error(check_rc_));      \
     } while (0)
 
 /** CHECK_ERR(call, expected): the narma call must fail with exactly this class. */
@@ -98,8 +98,8 @@ static TEST_UNUSED const char *test_mpi_error(int rc)
         int check_rc_ = (call);                                                          \
         if (check_rc_ != (expected))                                                     \
             test_fail(__FILE__, __LINE__, #call, "returned %d (%s), expected %d (%s)%s", \
-                      check_rc_, NARMA_Strerror(check_rc_), (int)(expected),         \
-                      NARMA_Strerror(expected), test_mpi_error(check_rc_));          \
+                      check_rc_, NARMA_Strerror(check_rc_), (int)(expected),             \
+                      NARMA_Strerror(expected), test_mpi_error(check_rc_));              \
     } while (0)
 
 /** CHECK_MPI(call): the MPI call must return MPI_SUCCESS. */

@@ -178,7 +178,7 @@ static long long expected(int op, int t, int e)
                              : NARMA_Accumulate(v, CNT, MPIT, t, op * CNT, CNT, MPIT,             \
                                                 op_handle(op), win);                              \
                 CHECK(rc == NARMA_SUCCESS, "Accumulate %s on " #T " to %d: %d (%s)%s",            \
-                      op_name[op], t, rc, NARMA_Strerror(rc), test_mpi_error(rc));            \
+                      op_name[op], t, rc, NARMA_Strerror(rc), test_mpi_error(rc));                \
                 if (op == O_NO_OP) fetched[t] = res[1];                                           \
             }                                                                                     \
         }                                                                                         \

@@ -30,9 +30,9 @@
 
 #include <mpi.h>
 
-#define CHECK_RC(call)                                                                           \
-    do {                                                                                         \
-        int rc_ = (call);                                                                        \
+#define CHECK_RC(call)                                                                       \
+    do {                                                                                     \
+        int rc_ = (call);                                                                    \
         CHECK(rc_ == NARMA_SUCCESS, "%s returned %d (%s)", #call, rc_, NARMA_Strerror(rc_)); \
     } while (0)
 
