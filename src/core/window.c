@@ -61,21 +61,54 @@ static int win_info(struct narmai_win *w, MPI_Info info)
     return NARMA_SUCCESS;
 }
 
-static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Aint size,
-                   int disp_unit, NARMA_Win *out)
+/* Window creation is collective: a rank that fails (bad argument, no memory, bad info value)
+ * must not leave the others blocked in a later collective. Every rank contributes its status to
+ * an MPI_MAX reduction before each collective a failed rank would skip; all then return an error
+ * (the failed rank its own class, the others the worst class seen). */
+static int win_agree(int mine, MPI_Comm comm, unsigned *flat)
 {
-    int rc = narmai_ensure_init();
-    if (rc) return rc;
+    unsigned v[2] = {(unsigned)mine, flat != NULL ? *flat : 0}, worst[2];
+    int mrc = MPI_Allreduce(v, worst, 2, MPI_UNSIGNED, MPI_MAX, comm);
+    if (mrc != MPI_SUCCESS) return mine ? mine : narmai_mpi_error(mrc);
+    if (flat != NULL) *flat = worst[1];
+    if (worst[0] == NARMA_SUCCESS) return NARMA_SUCCESS;
+    return mine ? mine
+                : NARMAI_ERR((int)worst[0], "another rank could not create the window (%s)",
+                             NARMA_Strerror((int)worst[0]));
+}
+
+static int win_check_args(MPI_Aint size, int disp_unit, void *base, int flavor, void *baseptr,
+                          NARMA_Win *out)
+{
 #if NARMA_ARG_CHECKS
     if (out == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL window pointer");
-    if (comm == MPI_COMM_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_COMM_NULL");
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE && baseptr == NULL)
+        return NARMAI_ERR(NARMA_ERR_ARG, "NULL baseptr");
     if (size < 0) return NARMAI_ERR(NARMA_ERR_ARG, "negative size %ld", (long)size);
     if (disp_unit <= 0) return NARMAI_ERR(NARMA_ERR_ARG, "disp_unit %d", disp_unit);
     if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && base == NULL)
         return NARMAI_ERR(NARMA_ERR_ARG, "NULL base with size %ld", (long)size);
+#else
+    (void)size, (void)disp_unit, (void)base, (void)flavor, (void)baseptr, (void)out;
 #endif
-    struct narmai_win *w = calloc(1, sizeof(*w));
-    if (w == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "window");
+    return NARMA_SUCCESS;
+}
+
+static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Aint size,
+                   int disp_unit, void *baseptr, NARMA_Win *out)
+{
+    int rc = narmai_ensure_init();
+    if (rc) return rc;
+    /* No communicator, no agreement: every rank of a NULL communicator returns here. */
+    if (comm == MPI_COMM_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_COMM_NULL");
+    struct narmai_win *w = NULL;
+    rc = win_check_args(size, disp_unit, base, flavor, baseptr, out);
+    if (rc == NARMA_SUCCESS && (w = calloc(1, sizeof(*w))) == NULL)
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "window");
+    if ((rc = win_agree(rc, comm, NULL))) {
+        free(w);
+        return rc;
+    }
     w->magic = NARMAI_WIN_MAGIC;
     w->flavor = flavor;
     w->disp_unit = disp_unit;
@@ -103,18 +136,18 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->iota = malloc(p * sizeof(int));
     MPI_Comm_group(w->comm, &w->group);
     if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open || !w->iota) {
-        win_release(w);
-        return NARMAI_ERR(NARMA_ERR_NO_MEM, "window state");
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "window state");
+    } else {
+        for (int i = 0; i < w->size; i++)
+            w->iota[i] = i;
+        rc = win_info(w, info);
     }
-    for (int i = 0; i < w->size; i++)
-        w->iota[i] = i;
-    if ((rc = win_info(w, info))) {
+    /* All ranks must pick the same barrier: take the largest setting (same reduction). */
+    unsigned flat = narmai_g.fence_flat_max;
+    if ((rc = win_agree(rc, w->comm, &flat))) {
         win_release(w);
         return rc;
     }
-    /* All ranks must pick the same barrier: take the largest setting. */
-    unsigned flat = narmai_g.fence_flat_max;
-    MPI_Allreduce(MPI_IN_PLACE, &flat, 1, MPI_UNSIGNED, MPI_MAX, w->comm);
     w->fence_flat_max = flat;
     rc = narmat_select(w->comm, flavor, &w->ops);
     if (rc == NARMA_SUCCESS) rc = w->ops->win_init(w, base, size, info);
@@ -131,21 +164,20 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
 int NARMA_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      NARMA_Win *win)
 {
-    return win_new(comm, MPI_WIN_FLAVOR_CREATE, info, base, size, disp_unit, win);
+    return win_new(comm, MPI_WIN_FLAVOR_CREATE, info, base, size, disp_unit, NULL, win);
 }
 
 int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                        NARMA_Win *win)
 {
-    if (baseptr == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL baseptr");
-    int rc = win_new(comm, MPI_WIN_FLAVOR_ALLOCATE, info, NULL, size, disp_unit, win);
+    int rc = win_new(comm, MPI_WIN_FLAVOR_ALLOCATE, info, NULL, size, disp_unit, baseptr, win);
     if (rc == NARMA_SUCCESS) *(void **)baseptr = (*win)->base;
     return rc;
 }
 
 int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win)
 {
-    return win_new(comm, MPI_WIN_FLAVOR_DYNAMIC, info, NULL, 0, 1, win);
+    return win_new(comm, MPI_WIN_FLAVOR_DYNAMIC, info, NULL, 0, 1, NULL, win);
 }
 
 int NARMA_Win_free(NARMA_Win *win)
