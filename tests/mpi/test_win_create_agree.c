@@ -22,8 +22,8 @@ static void still_creates(const char *after)
     test_phase(after);
     int *base = NULL;
     NARMA_Win w = NARMA_WIN_NULL;
-    CHECK_RC(NARMA_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
-                                &w));
+    CHECK_RC(
+        NARMA_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w));
     base[0] = -1;
     MPI_Barrier(MPI_COMM_WORLD);
     int v = 1000 + rank;
