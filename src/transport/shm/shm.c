@@ -4,7 +4,10 @@
  * (MPI_Win_allocate_shared), mapped by every process of the window, so data
  * moves by load/store and synchronisation is atomics on the owner's words;
  * nothing needs the target to call MPI or narma, except that a notification
- * is delivered (and its inline payload written) when the target polls.
+ * is delivered when the target polls. A notified access moves its data at
+ * once, like any other access, and then publishes a record that carries only
+ * the notification: it is complete at the target on return and ordered with
+ * everything the origin does next.
  *
  * Segment of each rank (offsets, all cache-line aligned):
  *   [0]                 header: magic, layout version, slot size, slot count
@@ -179,17 +182,27 @@ static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI
                             MPI_Aint hi)
 {
     const struct shm_peer *p = &st(w)->peers[target];
-    MPI_Aint off = disp * p->disp_unit;
-    if (hi > lo && (off + lo < 0 || off + hi > p->size))
-        return NARMAI_ERR(NARMA_ERR_DISP, "bytes [%ld, %ld) outside rank %d's window of %ld bytes",
-                          (long)(off + lo), (long)(off + hi), target, (long)p->size);
+    if (hi <= lo) return NARMA_SUCCESS; /* no byte accessed */
+    /* [disp * disp_unit + lo, disp * disp_unit + hi) inside [0, size); a product
+     * or sum that overflows would wrap to an address inside the window. */
+    MPI_Aint off, first, end;
+    if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ||
+        __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
+        first < 0 || end > p->size)
+        return NARMAI_ERR(NARMA_ERR_DISP,
+                          "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window "
+                          "of %ld bytes",
+                          (long)disp, p->disp_unit, (long)lo, (long)hi, target, (long)p->size);
     return NARMA_SUCCESS;
 }
 
+/* Only for accesses check_bounds accepted: an overflowing product belongs to an
+ * access of no byte, which gets the window's base. */
 static inline char *taddr(struct narmai_win *w, int target, MPI_Aint disp)
 {
     const struct shm_peer *p = &st(w)->peers[target];
-    return p->data + disp * p->disp_unit;
+    MPI_Aint off;
+    return __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ? p->data : p->data + off;
 }
 
 static int shm_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
@@ -274,9 +287,11 @@ static int shm_sync(struct narmai_win *w)
     return NARMA_SUCCESS;
 }
 
-/* Enqueue one record at target; waits (driving progress) while its ring is full. */
-static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, uint64_t word,
-                        const void *inl, int ilen)
+/* Enqueue one notification at target; waits (driving progress) while its ring
+ * is full. The data of the access must already be in place: the publish
+ * releases it together with the record. */
+static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, MPI_Aint disp,
+                        const narmau_dtype *td, int tcount)
 {
     struct shm_state *s = st(w);
     struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
@@ -289,10 +304,10 @@ static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, uin
     }
     rec->src = w->rank;
     rec->tag = tag;
-    rec->kind = (uint8_t)kind;
-    rec->ilen = (uint8_t)ilen;
-    rec->word = word;
-    if (ilen > 0) memcpy(rec->payload, inl, (size_t)ilen);
+    rec->kind = (uint32_t)kind;
+    rec->bytes = (uint64_t)((MPI_Aint)tcount * td->size);
+    /* Bounds were checked; with no byte accessed the offset is never used. */
+    rec->off = rec->bytes ? (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb) : 0;
     narmat_ring_publish(rec, pos);
 }
 
@@ -302,28 +317,10 @@ static int shm_put_notify(struct narmai_win *w, const void *oaddr, int ocount, M
     const narmau_dtype *td;
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
-    MPI_Aint bytes = (MPI_Aint)tcount * td->size;
-    if (bytes > 0 && bytes <= (MPI_Aint)narmai_g.inline_max && td->contiguous) {
-        /* Inline transfer: the payload travels in the record; the target writes it
-         * into its window when it drains the ring, before matching. */
-        uint8_t buf[NARMAT_RING_INLINE];
-        const narmau_dtype *od;
-        if ((rc = narmau_dtype_get(otype, &od))) return rc;
-        const void *src = (const char *)oaddr + od->true_lb;
-        if (!od->contiguous) {
-            if ((rc = narmau_dtype_copy(buf, (int)bytes, MPI_BYTE, oaddr, ocount, otype)))
-                return rc;
-            src = buf;
-        } else if ((MPI_Aint)ocount * od->size != bytes) {
-            return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target sizes differ");
-        }
-        const struct shm_peer *p = &st(w)->peers[target];
-        uint64_t off = (uint64_t)(disp * p->disp_unit + td->true_lb);
-        shm_enqueue(w, target, NARMAT_NOTE_PUT | NARMAT_REC_INLINE, tag, off, src, (int)bytes);
-        return NARMA_SUCCESS;
-    }
+    /* The origin writes the data itself, whatever its size: a later access of
+     * this origin then finds it there, as after a plain put. */
     if ((rc = shm_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL))) return rc;
-    shm_enqueue(w, target, NARMAT_NOTE_PUT, tag, (uint64_t)bytes, NULL, 0);
+    shm_enqueue(w, target, NARMAT_NOTE_PUT, tag, disp, td, tcount);
     return NARMA_SUCCESS;
 }
 
@@ -336,7 +333,7 @@ static int shm_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Dat
     if ((rc = shm_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL))) return rc;
     /* The publish (release) orders our loads of the target's buffer before the
      * target learns it may overwrite it. */
-    shm_enqueue(w, target, NARMAT_NOTE_GET, tag, (uint64_t)((MPI_Aint)tcount * td->size), NULL, 0);
+    shm_enqueue(w, target, NARMAT_NOTE_GET, tag, disp, td, tcount);
     return NARMA_SUCCESS;
 }
 
@@ -350,25 +347,24 @@ static int shm_acc_notify(struct narmai_win *w, const void *oaddr, int ocount, M
     rc = shm_acc(w, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype,
                  op, NULL);
     if (rc) return rc;
-    shm_enqueue(w, target, NARMAT_NOTE_ACC, tag, (uint64_t)((MPI_Aint)tcount * td->size), NULL, 0);
+    shm_enqueue(w, target, NARMAT_NOTE_ACC, tag, disp, td, tcount);
     return NARMA_SUCCESS;
 }
 
 static int shm_poll(struct narmai_win *w, narmat_note_cb cb)
 {
     struct shm_state *s = st(w);
+    const struct shm_peer *me = &s->peers[w->rank];
     const struct narmat_rec *rec;
     int n = 0;
     /* Bounded: at most one ring's worth per call so a flood cannot starve the caller. */
     while (n <= (int)s->mask && (rec = narmat_ring_peek(s->myring, s->mask, s->head)) != NULL) {
         int32_t src = rec->src, tag = rec->tag;
-        int64_t bytes;
-        if (rec->kind & NARMAT_REC_INLINE) {
-            memcpy(s->peers[w->rank].data + rec->word, rec->payload, rec->ilen);
-            bytes = rec->ilen;
-        } else {
-            bytes = (int64_t)rec->word;
-        }
+        int64_t bytes = (int64_t)rec->bytes;
+        /* The data a put or accumulate left is what the program reads next:
+         * start loading its first line while matching runs. */
+        if (bytes > 0 && rec->kind != NARMAT_NOTE_GET && rec->off < (uint64_t)me->size)
+            __builtin_prefetch(me->data + rec->off);
         s->head++;
         n++;
         cb(w, src, tag, bytes);
