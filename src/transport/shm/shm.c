@@ -24,6 +24,7 @@
 #include "transport/shm/ring.h"
 #include "util/acc_ops.h"
 #include "util/dtype.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,23 +78,71 @@ static inline uint64_t *acc_lock(struct shm_state *s, int rank)
     return (uint64_t *)(s->peers[rank].seg + 2 * LINE);
 }
 
+static void shm_state_free(struct shm_state *s)
+{
+    if (s == NULL) return;
+    free(s->peers);
+    free(s->head_copy);
+    free(s);
+}
+
+/* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE]: window creation fails on that
+ * rank of the window, as if out of memory, at stage 1 (its private state),
+ * 2 (after the shared segment exists) or 3 (mapping the peers' segments), so
+ * that tests can show every rank returns an error and none hangs. */
+static int shm_test_fail(const struct narmai_win *w, int stage)
+{
+    const char *v = getenv("NARMA_TEST_FAIL_ALLOC");
+    if (v == NULL || *v == '\0') return 0;
+    char *end;
+    long r = strtol(v, &end, 10), at = 1;
+    if (*end == ':') at = strtol(end + 1, &end, 10);
+    return *end == '\0' && r == w->rank && at == stage;
+}
+
+/* Window creation is collective and a rank that fails must not leave the
+ * others blocked in the next collective: each failure point is followed by a
+ * collective that carries every rank's status (the allreduce of the ring
+ * geometry, the allgather of window sizes, the final allreduce that replaces
+ * a barrier), and all ranks then return an error together. */
 static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
+    (void)base;
+    (void)info;
+    const size_t p = (size_t)w->size;
+    struct geom {
+        MPI_Aint size;
+        int disp_unit;
+        int status;   /* NARMA_SUCCESS, or this rank's error class */
+        int have_win; /* MPI created the shared window on this rank */
+    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0}, *all = malloc(p * sizeof(mine));
+    int rc = NARMA_SUCCESS, mrc, can_free = 0;
+    char *myseg = NULL;
     struct shm_state *s = calloc(1, sizeof(*s));
-    if (s == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm state");
-    s->peers = calloc((size_t)w->size, sizeof(*s->peers));
-    s->head_copy = calloc((size_t)w->size, sizeof(uint64_t));
-    if (s->peers == NULL || s->head_copy == NULL) {
-        free(s->peers);
-        free(s->head_copy);
-        free(s);
-        return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    if (s != NULL) {
+        s->shwin = MPI_WIN_NULL;
+        s->peers = calloc(p, sizeof(*s->peers));
+        s->head_copy = calloc(p, sizeof(uint64_t));
     }
-    /* Every rank must agree on the ring geometry. */
-    unsigned slots = narmai_g.ring_slots;
-    MPI_Allreduce(MPI_IN_PLACE, &slots, 1, MPI_UNSIGNED, MPI_MAX, w->comm);
+    if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL ||
+        shm_test_fail(w, 1))
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window state");
+    else if (size > PTRDIFF_MAX / 2)
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
+
+    /* Agree on the ring geometry (every rank must use the same) and on stage 1. */
+    int agree[2] = {rc, (int)narmai_g.ring_slots};
+    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
+        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        goto out;
+    }
+    if (agree[0] != NARMA_SUCCESS) {
+        if (rc == NARMA_SUCCESS)
+            rc = NARMAI_ERR(agree[0], "another rank could not create its part of the window");
+        goto out;
+    }
+    const unsigned slots = (unsigned)agree[1];
     s->mask = slots - 1;
-    size_t p = (size_t)w->size;
     s->off_fence = 3 * LINE;
     s->off_grant = s->off_fence + NARMAT_FENCE_ROUNDS * LINE;
     s->off_done = s->off_grant + p * LINE;
@@ -105,63 +154,82 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
     MPI_Info sinfo;
     MPI_Info_create(&sinfo);
     MPI_Info_set(sinfo, "alloc_shared_noncontig", "true");
-    char *myseg = NULL;
-    int rc = MPI_Win_allocate_shared(total, 1, sinfo, w->comm, &myseg, &s->shwin);
+    mrc = MPI_Win_allocate_shared(total, 1, sinfo, w->comm, &myseg, &s->shwin);
     MPI_Info_free(&sinfo);
-    if (rc != MPI_SUCCESS) {
-        free(s->peers);
-        free(s);
-        return narmai_mpi_error(rc);
+    if (mrc == MPI_SUCCESS) {
+        mine.have_win = 1;
+        MPI_Win_set_errhandler(s->shwin, MPI_ERRORS_RETURN);
+        memset(myseg, 0, s->off_data);
+        struct shm_hdr *h = (struct shm_hdr *)myseg;
+        h->magic = SHM_MAGIC;
+        h->version = SHM_LAYOUT_VERSION;
+        h->slot_size = sizeof(struct narmat_rec);
+        h->slot_count = slots;
+        s->myring = (struct narmat_ring *)(myseg + s->off_ring);
+        narmat_ring_init(s->myring, slots);
+        if (shm_test_fail(w, 2)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm segment");
+    } else {
+        rc = narmai_mpi_error(mrc);
     }
-    MPI_Win_set_errhandler(s->shwin, MPI_ERRORS_RETURN);
-    memset(myseg, 0, s->off_data);
-    struct shm_hdr *h = (struct shm_hdr *)myseg;
-    h->magic = SHM_MAGIC;
-    h->version = SHM_LAYOUT_VERSION;
-    h->slot_size = sizeof(struct narmat_rec);
-    h->slot_count = slots;
-    s->myring = (struct narmat_ring *)(myseg + s->off_ring);
-    narmat_ring_init(s->myring, slots);
 
-    struct {
-        MPI_Aint size;
-        int disp_unit;
-    } mine = {size, w->disp_unit}, *all = malloc(p * sizeof(mine));
-    if (all == NULL) goto fail_nomem;
-    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, w->comm);
-    for (int r = 0; r < w->size; r++) {
+    /* The sizes every rank needs, with each rank's status from stage 2. */
+    mine.status = rc;
+    if ((mrc = MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+                             w->comm)) != MPI_SUCCESS) {
+        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        goto out;
+    }
+    /* MPI_Win_free is collective: the window can be freed on error only when
+     * every rank holds it; one that MPI created on some ranks only is left to
+     * MPI_Finalize. */
+    int worst = NARMA_SUCCESS;
+    can_free = 1;
+    for (size_t r = 0; r < p; r++) {
+        if (worst == NARMA_SUCCESS) worst = all[r].status;
+        can_free &= all[r].have_win;
+    }
+    if (worst != NARMA_SUCCESS) {
+        if (rc == NARMA_SUCCESS)
+            rc = NARMAI_ERR(worst, "another rank could not create its part of the window");
+        goto out;
+    }
+    for (int r = 0; r < w->size && rc == NARMA_SUCCESS; r++) {
         MPI_Aint qsize;
         int qdisp;
         char *seg;
-        rc = MPI_Win_shared_query(s->shwin, r, &qsize, &qdisp, &seg);
-        if (rc != MPI_SUCCESS) {
-            free(all);
-            MPI_Win_free(&s->shwin);
-            free(s->peers);
-            free(s->head_copy);
-            free(s);
-            return narmai_mpi_error(rc);
+        mrc = MPI_Win_shared_query(s->shwin, r, &qsize, &qdisp, &seg);
+        if (mrc != MPI_SUCCESS) {
+            rc = narmai_mpi_error(mrc);
+            break;
         }
         s->peers[r].seg = seg;
         s->peers[r].data = seg + s->off_data;
         s->peers[r].size = all[r].size;
         s->peers[r].disp_unit = all[r].disp_unit;
     }
-    free(all);
-    w->base = size > 0 ? myseg + s->off_data : NULL;
-    w->tp = s;
-    w->attr_win = s->shwin;
-    /* Rings and control words are initialised everywhere before anyone uses them. */
+    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3))
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    /* Rings and control words are initialised everywhere before anyone uses
+     * them (the fence orders our stores before the collective that doubles as
+     * the barrier), and every rank learns whether all mapped their peers. */
     narmau_atomic_fence_seq_cst();
-    MPI_Barrier(w->comm);
-    return NARMA_SUCCESS;
-
-fail_nomem:
-    MPI_Win_free(&s->shwin);
-    free(s->peers);
-    free(s->head_copy);
-    free(s);
-    return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm");
+    agree[0] = rc;
+    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, agree, 1, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
+        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+    } else if (agree[0] != NARMA_SUCCESS && rc == NARMA_SUCCESS) {
+        rc = NARMAI_ERR(agree[0], "another rank could not map the window");
+    }
+out:
+    free(all);
+    if (rc == NARMA_SUCCESS) {
+        w->base = size > 0 ? myseg + s->off_data : NULL;
+        w->tp = s;
+        w->attr_win = s->shwin;
+        return NARMA_SUCCESS;
+    }
+    if (can_free) MPI_Win_free(&s->shwin);
+    shm_state_free(s);
+    return rc;
 }
 
 static int shm_win_free(struct narmai_win *w)
