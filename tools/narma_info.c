@@ -46,7 +46,8 @@ static const struct {
     {"mpi", "every other window (user memory, dynamic, several nodes): MPI-3 one-sided calls"},
 };
 
-/* Every environment variable the library reads (src/core/init.c, src/core/errors.c). */
+/* Every environment variable the library reads (src/core/init.c, src/core/errors.c, and the test
+ * hook in src/transport/shm/shm.c). */
 static const struct {
     const char *name;
     const char *dflt;
@@ -59,6 +60,8 @@ static const struct {
     {"NARMA_VERBOSE", "0", "1: print a line on stderr for every error a call returns"},
     {"NARMA_FENCE_FLAT_MAX", "16",
      "windows up to this size fence in one step, larger ones by dissemination"},
+    {"NARMA_TEST_FAIL_ALLOC", "unset",
+     "test hook: RANK[:STAGE] fails shm window creation on that rank as if out of memory"},
 };
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }

@@ -41,8 +41,7 @@ static void refuse_all(MPI_Aint disp, int tc, MPI_Datatype t, const char *what)
     CHECK_ERR(NARMA_Accumulate_notify(v, n, MPI_INT64_T, right, disp, tc, t, MPI_SUM, win, 1),
               NARMA_ERR_DISP);
     if (t == MPI_INT64_T && tc == 1) {
-        CHECK_ERR(NARMA_Fetch_and_op(v, g, MPI_INT64_T, right, disp, MPI_SUM, win),
-                  NARMA_ERR_DISP);
+        CHECK_ERR(NARMA_Fetch_and_op(v, g, MPI_INT64_T, right, disp, MPI_SUM, win), NARMA_ERR_DISP);
         CHECK_ERR(NARMA_Compare_and_swap(v, v + 1, g, MPI_INT64_T, right, disp, win),
                   NARMA_ERR_DISP);
     }

@@ -32,11 +32,29 @@
 #define REGION(o) ((MPI_Aint)(4096 + 256 * (o))) /* 256 bytes per origin */
 #define WIN_BYTES (4096 + 256 * 4 + 4096)
 
-enum kind { K_PUT, K_GET, K_ACC, K_GACC, K_FOP, K_CAS, K_GETN, K_ACCN, K_PUTN_BIG, K_PUTN_SMALL, NKINDS };
-static const char *const kind_name[NKINDS] = {
-    "put",          "get",         "accumulate", "get_accumulate",  "fetch_and_op",
-    "compare_and_swap", "get_notify", "accumulate_notify", "put_notify(64 B covering)",
-    "put_notify(16 B covering)"};
+enum kind {
+    K_PUT,
+    K_GET,
+    K_ACC,
+    K_GACC,
+    K_FOP,
+    K_CAS,
+    K_GETN,
+    K_ACCN,
+    K_PUTN_BIG,
+    K_PUTN_SMALL,
+    NKINDS
+};
+static const char *const kind_name[NKINDS] = {"put",
+                                              "get",
+                                              "accumulate",
+                                              "get_accumulate",
+                                              "fetch_and_op",
+                                              "compare_and_swap",
+                                              "get_notify",
+                                              "accumulate_notify",
+                                              "put_notify(64 B covering)",
+                                              "put_notify(16 B covering)"};
 enum mode { M_ALONE, M_FLUSH, M_BEFORE, NMODES };
 static const char *const mode_name[NMODES] = {"alone", "flush", "before"};
 
@@ -81,7 +99,7 @@ static void do_kind(enum kind k, int64_t *got)
         CHECK_RC(NARMA_Accumulate_notify(&inc, 1, MPI_INT64_T, target, x, 1, MPI_INT64_T, MPI_SUM,
                                          win, TAG_B));
         break;
-    case K_PUTN_BIG: /* the origin's whole line: more than any inline payload */
+    case K_PUTN_BIG: /* the origin's whole line: more than 0.1.0 carried in a record */
         for (int i = 0; i < 8; i++)
             big[i] = i == 0 ? V2 : -1;
         CHECK_RC(NARMA_Put_notify(big, 64, MPI_BYTE, target, x, 64, MPI_BYTE, win, TAG_B));
@@ -190,7 +208,7 @@ static void run_case(enum kind k, enum mode m)
             }
             memcpy(&have, mem + SLOT(o), sizeof have);
             CHECK(have == final, "origin %d: slot holds %lld, expected %lld", o, (long long)have,
-                  (long long)final);
+                  (long long) final);
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -21,8 +21,8 @@ static void window_works(void)
 {
     int *base = NULL, got = -1, right = (rank + 1) % size, left = (rank + size - 1) % size;
     NARMA_Win win = NARMA_WIN_NULL;
-    CHECK_RC(NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
-                                &win));
+    CHECK_RC(
+        NARMA_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
     CHECK_RC(NARMA_Win_fence(0, win));
     CHECK_RC(NARMA_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win));
     CHECK_RC(NARMA_Win_fence(0, win));

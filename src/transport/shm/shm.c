@@ -124,8 +124,7 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         s->peers = calloc(p, sizeof(*s->peers));
         s->head_copy = calloc(p, sizeof(uint64_t));
     }
-    if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL ||
-        shm_test_fail(w, 1))
+    if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL || shm_test_fail(w, 1))
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window state");
     else if (size > PTRDIFF_MAX / 2)
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
@@ -207,8 +206,7 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         s->peers[r].size = all[r].size;
         s->peers[r].disp_unit = all[r].disp_unit;
     }
-    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3))
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
     /* Rings and control words are initialised everywhere before anyone uses
      * them (the fence orders our stores before the collective that doubles as
      * the barrier), and every rank learns whether all mapped their peers. */
