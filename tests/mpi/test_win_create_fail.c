@@ -8,9 +8,12 @@
  * on the last rank, at each stage of creation: the rank's private state (1),
  * after the shared segment exists (2), while mapping the peers (3). Every
  * rank must return NARMA_ERR_NO_MEM, and a window created afterwards works.
- * A window size on one rank alone that MPI cannot map (2^61 bytes) fails on
- * every rank too. The hook and the shared segment belong to the shm
- * transport, hence shm only.
+ * A window of 2^62 bytes on one rank alone (narma refuses what no machine
+ * can map, before asking MPI) fails on every rank too. The hook and the
+ * shared segment belong to the shm transport, hence shm only. (A size MPI
+ * itself cannot map, e.g. 2^61, is not used: Open MPI 5.0.11 then returns
+ * the error on that rank only and leaves the others inside
+ * MPI_Win_allocate_shared.)
  */
 #include "common.h"
 
@@ -52,12 +55,13 @@ static void injected(int failing, int stage)
 
 static void huge_on_one_rank(void)
 {
-    test_phase("a window of 2^61 bytes on rank 0 only");
+    test_phase("a window of 2^62 bytes on rank 0 only");
     int *base = NULL;
     NARMA_Win win = NARMA_WIN_NULL;
-    MPI_Aint bytes = rank == 0 ? (MPI_Aint)1 << 61 : 64;
+    MPI_Aint bytes = rank == 0 ? (MPI_Aint)1 << 62 : 64;
     int rc = NARMA_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-    CHECK(rc != NARMA_SUCCESS, "Win_allocate succeeded on rank %d", rank);
+    CHECK(rc == NARMA_ERR_NO_MEM, "Win_allocate returned %d (%s), expected %d (%s)", rc,
+          NARMA_Strerror(rc), NARMA_ERR_NO_MEM, NARMA_Strerror(NARMA_ERR_NO_MEM));
     if (rc == NARMA_SUCCESS) CHECK_RC(NARMA_Win_free(&win));
     int all_failed = 0, failed = rc != NARMA_SUCCESS;
     MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
