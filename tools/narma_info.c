@@ -28,21 +28,14 @@
 #define NARMA_INFO_C_COMPILER "unknown"
 #endif
 
-/* Ring geometry: one notification record per 64-byte slot (one cache line), whose payload part
- * carries small notified puts inline. Taken from the public headers once they define it; until
- * then these mirror the library's defaults (src/core/init.c). */
+/* Ring geometry: one notification record per 64-byte slot (one cache line); the data of a
+ * notified access never travels in it. Taken from the public headers once they define it; until
+ * then this mirrors the library (src/transport/shm/ring.h). */
 #ifdef NARMA_RING_SLOT_BYTES
 #define NARMA_INFO_SLOT_BYTES NARMA_RING_SLOT_BYTES
 #else
 #define NARMA_INFO_SLOT_BYTES 64
 #endif
-#ifdef NARMA_DEFAULT_INLINE_MAX
-#define NARMA_INFO_INLINE_BYTES NARMA_DEFAULT_INLINE_MAX
-#else
-#define NARMA_INFO_INLINE_BYTES 40
-#endif
-#define NARMA_INFO_STR_(x) #x
-#define NARMA_INFO_STR(x)  NARMA_INFO_STR_(x)
 
 /* Transports compiled into every build, as src/transport/transport.c chooses between them. */
 static const struct {
@@ -53,7 +46,8 @@ static const struct {
     {"mpi", "every other window (user memory, dynamic, several nodes): MPI-3 one-sided calls"},
 };
 
-/* Every environment variable the library reads (src/core/init.c, src/core/errors.c). */
+/* Every environment variable the library reads (src/core/init.c, src/core/errors.c, and the test
+ * hook in src/transport/shm/shm.c). */
 static const struct {
     const char *name;
     const char *dflt;
@@ -63,11 +57,11 @@ static const struct {
     {"NARMA_RING_SLOTS", NULL,
      "notification ring capacity per target (rounded up to a power of two)"},
     {"NARMA_SPIN_COUNT", "2000", "polls before a waiting call starts yielding the core"},
-    {"NARMA_INLINE_MAX", NARMA_INFO_STR(NARMA_INFO_INLINE_BYTES),
-     "largest notified put (bytes) carried inside the ring record; 0 disables"},
     {"NARMA_VERBOSE", "0", "1: print a line on stderr for every error a call returns"},
     {"NARMA_FENCE_FLAT_MAX", "16",
      "windows up to this size fence in one step, larger ones by dissemination"},
+    {"NARMA_TEST_FAIL_ALLOC", "unset",
+     "test hook: RANK[:STAGE] fails shm window creation on that rank as if out of memory"},
 };
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }
@@ -156,8 +150,6 @@ int main(int argc, char **argv)
     printf("  slots per target   %d (default; NARMA_RING_SLOTS overrides)\n",
            NARMA_DEFAULT_RING_SLOTS);
     printf("  slot size          %d bytes\n", NARMA_INFO_SLOT_BYTES);
-    printf("  inline payload     %d bytes (default; NARMA_INLINE_MAX lowers it)\n",
-           NARMA_INFO_INLINE_BYTES);
     printf("  tags               0 .. %d (NARMA_TAG_UB)\n", NARMA_TAG_UB);
 
     print_env();

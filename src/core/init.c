@@ -45,9 +45,6 @@ int narmai_lazy_init(void)
     while (p2 < slots && p2 < (UINT32_C(1) << 24))
         p2 <<= 1;
     narmai_g.ring_slots = p2;
-    /* NARMA_INLINE_MAX: largest notified put (bytes) carried inside the record; 0 disables. */
-    narmai_g.inline_max = narmai_env_u32("NARMA_INLINE_MAX", 40);
-    if (narmai_g.inline_max > 40) narmai_g.inline_max = 40;
     /* NARMA_SPIN_COUNT: polls before a waiting call starts yielding the core. */
     narmai_g.spin_count = narmai_env_u32("NARMA_SPIN_COUNT", 2000);
     /* NARMA_FENCE_FLAT_MAX: windows up to this many ranks fence with a one-step barrier

@@ -28,7 +28,6 @@ struct narmai_global {
     int we_initialized_mpi;  /* NARMA_Init called MPI_Init */
     int forced_transport;    /* 0 auto, 1 shm, 2 mpi */
     uint32_t ring_slots;     /* notification ring capacity per target */
-    uint32_t inline_max;     /* largest notified put carried inline */
     uint32_t spin_count;     /* polls before a wait starts yielding */
     uint32_t fence_flat_max; /* largest window whose fence barrier is one step */
     narmau_dlist windows;    /* every live window (progress visits them in creation order) */

@@ -190,7 +190,7 @@ int NARMA_Win_free(NARMA_Win *win)
     NARMAI_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm));
     if (worst != NARMA_SUCCESS)
         return mine ? mine : NARMAI_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
-    narmai_progress_win(w);   /* deliver what already arrived (inline data lands in memory) */
+    narmai_progress_win(w);   /* deliver what already arrived */
     narmai_epoch_drop_all(w); /* only an empty fence epoch can remain */
     int rc = w->ops->win_free(w);
     narmau_dlist_remove(&w->link);

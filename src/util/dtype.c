@@ -16,6 +16,7 @@
 #include <narma/narma.h>
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -638,6 +639,8 @@ int narmau_dtype_copy(void *dst, int dcount, MPI_Datatype dtype, const void *src
     return 0;
 }
 
+_Static_assert(sizeof(MPI_Aint) == sizeof(ptrdiff_t), "MPI_Aint spans the address space");
+
 void narmau_dtype_span(const narmau_dtype *d, int count, MPI_Aint *lo, MPI_Aint *hi)
 {
     if (count <= 0 || d->size == 0) {
@@ -645,8 +648,17 @@ void narmau_dtype_span(const narmau_dtype *d, int count, MPI_Aint *lo, MPI_Aint 
         return;
     }
     /* instance i covers [i*extent + true_lb, i*extent + true_lb + true_extent);
-     * the extent may be negative (resized types) */
-    MPI_Aint last = (MPI_Aint)(count - 1) * d->extent;
-    *lo = d->true_lb + (last < 0 ? last : 0);
-    *hi = d->true_lb + d->true_extent + (last > 0 ? last : 0);
+     * the extent may be negative (resized types). A span MPI_Aint cannot hold
+     * becomes [0, MPI_Aint's maximum), which no window contains. */
+    MPI_Aint last, ub, l, h;
+    if (__builtin_mul_overflow((MPI_Aint)(count - 1), d->extent, &last) ||
+        __builtin_add_overflow(d->true_lb, d->true_extent, &ub) ||
+        __builtin_add_overflow(d->true_lb, last < 0 ? last : 0, &l) ||
+        __builtin_add_overflow(ub, last > 0 ? last : 0, &h)) {
+        *lo = 0;
+        *hi = (MPI_Aint)PTRDIFF_MAX;
+        return;
+    }
+    *lo = l;
+    *hi = h;
 }

@@ -93,7 +93,8 @@ int narmau_dtype_copy(void *dst, int dcount, MPI_Datatype dtype, const void *src
 
 /* Bytes touched by count instances: [*lo, *hi) relative to the buffer
  * address (true bounds, so padding outside the data is not counted).
- * count <= 0 or an empty type gives lo == hi == 0. */
+ * count <= 0 or an empty type gives lo == hi == 0; a span that overflows
+ * MPI_Aint gives [0, PTRDIFF_MAX), which no window contains. */
 void narmau_dtype_span(const narmau_dtype *d, int count, MPI_Aint *lo, MPI_Aint *hi);
 
 #endif /* NARMA_UTIL_DTYPE_H */

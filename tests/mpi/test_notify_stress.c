@@ -2,7 +2,7 @@
 /*
  * Notified-put stress: >= 100k notified puts in total (NARMA_STRESS_MSGS)
  * with random targets (self included), random tags (0..4 and NARMA_TAG_UB)
- * and random sizes (0, 1..15, inline 16..32, 33..512, 513..8192 bytes).
+ * and random sizes (0, 1..15, 16..32, 33..512, 513..8192 bytes).
  *
  * Every rank computes the same plan from a shared seed (NARMA_STRESS_SEED),
  * so each target knows in advance how many notifications of each

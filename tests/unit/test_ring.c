@@ -50,34 +50,30 @@ static void ring_fast_forward(struct narmat_ring *r, uint64_t start)
         r->slots[p & (n - 1)].seq = (uint32_t)(p - n + 1);
 }
 
-/* Payload derived from (writer, seq): any corruption or mix-up of records shows. */
-static uint8_t pattern(uint32_t writer, uint64_t seq, int i)
+/* A word derived from (writer, seq): any corruption or mix-up of records shows. */
+static uint64_t pattern(uint32_t writer, uint64_t seq)
 {
-    uint64_t x = (seq * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)writer << 56) ^ (uint64_t)i;
-    return (uint8_t)(x ^ (x >> 29) ^ (x >> 47));
+    uint64_t x = (seq * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)writer << 56);
+    return x ^ (x >> 29) ^ (x >> 47);
 }
 
 static void fill(struct narmat_rec *s, uint32_t writer, uint64_t seq)
 {
     s->src = (int32_t)writer;
     s->tag = (int32_t)(seq & 0x3fffffff);
-    s->kind = (uint8_t)(1 | NARMAT_REC_INLINE);
-    s->ilen = NARMAT_RING_INLINE;
-    s->word = seq;
-    for (int i = 0; i < NARMAT_RING_INLINE; i++)
-        s->payload[i] = pattern(writer, seq, i);
+    s->kind = 1;
+    s->bytes = seq;
+    s->off = pattern(writer, seq);
 }
 
 /* Is rec exactly the record fill(writer, seq) made? Returns a reason or NULL. */
 static const char *verify(const struct narmat_rec *rec, uint32_t writer, uint64_t seq)
 {
     if (rec->src != (int32_t)writer) return "wrong writer";
-    if (rec->word != seq) return "wrong sequence";
+    if (rec->bytes != seq) return "wrong sequence";
     if (rec->tag != (int32_t)(seq & 0x3fffffff)) return "wrong tag";
-    if (rec->kind != (1 | NARMAT_REC_INLINE) || rec->ilen != NARMAT_RING_INLINE)
-        return "wrong kind";
-    for (int i = 0; i < NARMAT_RING_INLINE; i++)
-        if (rec->payload[i] != pattern(writer, seq, i)) return "payload corrupted";
+    if (rec->kind != 1) return "wrong kind";
+    if (rec->off != pattern(writer, seq)) return "record corrupted";
     return NULL;
 }
 
@@ -385,7 +381,7 @@ static void threads(uint32_t slots)
     }
     /* The reader (this thread) holds the model: the next sequence number
      * expected from each writer. A lost record shows as a gap, a duplicate as
-     * a step back, a torn or mixed record as a bad payload. */
+     * a step back, a torn or mixed record as a bad record. */
     uint64_t expect[MT_WRITERS] = {0};
     uint64_t head = 0, total = (uint64_t)MT_WRITERS * MT_RECORDS, got = 0;
     struct narmat_rec rec;
@@ -408,10 +404,10 @@ static void threads(uint32_t slots)
         if (!CHECK(rec.src >= 0 && w < MT_WRITERS, "record %llu names writer %d",
                    (unsigned long long)got, rec.src))
             continue;
-        if (!CHECK(rec.word == expect[w], "writer %u: got sequence %llu, expected %llu (%s)", w,
-                   (unsigned long long)rec.word, (unsigned long long)expect[w],
-                   rec.word < expect[w] ? "duplicate or reordered" : "lost record(s)")) {
-            if (rec.word > expect[w]) expect[w] = rec.word + 1;
+        if (!CHECK(rec.bytes == expect[w], "writer %u: got sequence %llu, expected %llu (%s)", w,
+                   (unsigned long long)rec.bytes, (unsigned long long)expect[w],
+                   rec.bytes < expect[w] ? "duplicate or reordered" : "lost record(s)")) {
+            if (rec.bytes > expect[w]) expect[w] = rec.bytes + 1;
             continue;
         }
         const char *why = verify(&rec, w, expect[w]);

@@ -2,10 +2,18 @@
  * Notification ring: a bounded many-writer, one-reader queue of 64-byte
  * records in shared memory, one per target (the paper's section IV-C).
  *
+ * A record carries only the notification (source, tag, kind, bytes accessed,
+ * and the target offset of the first byte as a prefetch hint): the origin
+ * moves the data itself, by load/store on the target's window, before it
+ * publishes the record. So a notified access is complete at the target when
+ * the origin's call returns, in order with every later access of that origin
+ * (a payload carried inside the record and written by the reader would land
+ * after them). A notification costs the reader one line transfer and the
+ * writer one ownership request, as a raw flag store would; a put's data lines
+ * travel as they do for a plain put.
+ *
  * Protocol. Positions are 64-bit and only grow; slot = pos % N (N a power of
- * two). A slot's cache line is written only by writers, so a notification
- * costs the reader one line transfer and the writer one ownership request,
- * as a raw flag store would:
+ * two). A slot's cache line is written only by writers:
  *   - writer: pos = tail (relaxed). Space check against its private copy of
  *     the reader's head; only when pos - head_copy >= N does it reload the
  *     shared head (acquire, pairs with the reader's release below); still
@@ -13,7 +21,7 @@
  *     dropped or overwritten). Then claim pos with CAS(tail, pos, pos + 1),
  *     fill the record, and publish with a release store seq = pos + 1 (pairs
  *     with the reader's acquire; publishes the record and every store the
- *     writer made before it, e.g. the data of a notified put).
+ *     writer made before it, i.e. the data of a notified put).
  *   - reader: at its private head h, an acquire load of slot[h % N].seq;
  *     == (uint32)(h + 1) means published: copy the record out, h++. After a
  *     batch it publishes h to the shared head with a release store (its
@@ -32,21 +40,16 @@
 
 #define NARMAT_CACHELINE    64
 #define NARMAT_RING_MAGIC   UINT64_C(0x6e61726d6172696e) /* "narmarin" */
-#define NARMAT_RING_VERSION 2
-#define NARMAT_RING_INLINE  40
-
-/* Record kinds (low 7 bits); NARMAT_REC_INLINE marks a payload to apply. */
-#define NARMAT_REC_INLINE 0x80
+#define NARMAT_RING_VERSION 3
 
 struct narmat_rec {
     uint32_t seq; /* slot sequence number (see protocol) */
     int32_t src;  /* origin rank in the window */
     int32_t tag;
-    uint8_t kind; /* enum narmat_note_kind | NARMAT_REC_INLINE */
-    uint8_t ilen; /* inline payload bytes */
-    uint16_t pad;
-    uint64_t word; /* inline: target byte offset; otherwise: bytes accessed */
-    uint8_t payload[NARMAT_RING_INLINE];
+    uint32_t kind;  /* enum narmat_note_kind */
+    uint64_t bytes; /* bytes accessed */
+    uint64_t off;   /* target byte offset of the first byte accessed (prefetch hint) */
+    uint8_t pad[NARMAT_CACHELINE - 4 * sizeof(uint32_t) - 2 * sizeof(uint64_t)];
 };
 _Static_assert(sizeof(struct narmat_rec) == NARMAT_CACHELINE, "a record is one cache line");
 

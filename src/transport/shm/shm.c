@@ -4,7 +4,10 @@
  * (MPI_Win_allocate_shared), mapped by every process of the window, so data
  * moves by load/store and synchronisation is atomics on the owner's words;
  * nothing needs the target to call MPI or narma, except that a notification
- * is delivered (and its inline payload written) when the target polls.
+ * is delivered when the target polls. A notified access moves its data at
+ * once, like any other access, and then publishes a record that carries only
+ * the notification: it is complete at the target on return and ordered with
+ * everything the origin does next.
  *
  * Segment of each rank (offsets, all cache-line aligned):
  *   [0]                 header: magic, layout version, slot size, slot count
@@ -21,6 +24,7 @@
 #include "transport/shm/ring.h"
 #include "util/acc_ops.h"
 #include "util/dtype.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,23 +78,70 @@ static inline uint64_t *acc_lock(struct shm_state *s, int rank)
     return (uint64_t *)(s->peers[rank].seg + 2 * LINE);
 }
 
+static void shm_state_free(struct shm_state *s)
+{
+    if (s == NULL) return;
+    free(s->peers);
+    free(s->head_copy);
+    free(s);
+}
+
+/* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE]: window creation fails on that
+ * rank of the window, as if out of memory, at stage 1 (its private state),
+ * 2 (after the shared segment exists) or 3 (mapping the peers' segments), so
+ * that tests can show every rank returns an error and none hangs. */
+static int shm_test_fail(const struct narmai_win *w, int stage)
+{
+    const char *v = getenv("NARMA_TEST_FAIL_ALLOC");
+    if (v == NULL || *v == '\0') return 0;
+    char *end;
+    long r = strtol(v, &end, 10), at = 1;
+    if (*end == ':') at = strtol(end + 1, &end, 10);
+    return *end == '\0' && r == w->rank && at == stage;
+}
+
+/* Window creation is collective and a rank that fails must not leave the
+ * others blocked in the next collective: each failure point is followed by a
+ * collective that carries every rank's status (the allreduce of the ring
+ * geometry, the allgather of window sizes, the final allreduce that replaces
+ * a barrier), and all ranks then return an error together. */
 static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
+    (void)base;
+    (void)info;
+    const size_t p = (size_t)w->size;
+    struct geom {
+        MPI_Aint size;
+        int disp_unit;
+        int status;   /* NARMA_SUCCESS, or this rank's error class */
+        int have_win; /* MPI created the shared window on this rank */
+    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0}, *all = malloc(p * sizeof(mine));
+    int rc = NARMA_SUCCESS, mrc, can_free = 0;
+    char *myseg = NULL;
     struct shm_state *s = calloc(1, sizeof(*s));
-    if (s == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm state");
-    s->peers = calloc((size_t)w->size, sizeof(*s->peers));
-    s->head_copy = calloc((size_t)w->size, sizeof(uint64_t));
-    if (s->peers == NULL || s->head_copy == NULL) {
-        free(s->peers);
-        free(s->head_copy);
-        free(s);
-        return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    if (s != NULL) {
+        s->shwin = MPI_WIN_NULL;
+        s->peers = calloc(p, sizeof(*s->peers));
+        s->head_copy = calloc(p, sizeof(uint64_t));
     }
-    /* Every rank must agree on the ring geometry. */
-    unsigned slots = narmai_g.ring_slots;
-    MPI_Allreduce(MPI_IN_PLACE, &slots, 1, MPI_UNSIGNED, MPI_MAX, w->comm);
+    if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL || shm_test_fail(w, 1))
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window state");
+    else if (size > PTRDIFF_MAX / 2)
+        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
+
+    /* Agree on the ring geometry (every rank must use the same) and on stage 1. */
+    int agree[2] = {rc, (int)narmai_g.ring_slots};
+    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
+        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        goto out;
+    }
+    if (agree[0] != NARMA_SUCCESS) {
+        if (rc == NARMA_SUCCESS)
+            rc = NARMAI_ERR(agree[0], "another rank could not create its part of the window");
+        goto out;
+    }
+    const unsigned slots = (unsigned)agree[1];
     s->mask = slots - 1;
-    size_t p = (size_t)w->size;
     s->off_fence = 3 * LINE;
     s->off_grant = s->off_fence + NARMAT_FENCE_ROUNDS * LINE;
     s->off_done = s->off_grant + p * LINE;
@@ -102,63 +153,81 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
     MPI_Info sinfo;
     MPI_Info_create(&sinfo);
     MPI_Info_set(sinfo, "alloc_shared_noncontig", "true");
-    char *myseg = NULL;
-    int rc = MPI_Win_allocate_shared(total, 1, sinfo, w->comm, &myseg, &s->shwin);
+    mrc = MPI_Win_allocate_shared(total, 1, sinfo, w->comm, &myseg, &s->shwin);
     MPI_Info_free(&sinfo);
-    if (rc != MPI_SUCCESS) {
-        free(s->peers);
-        free(s);
-        return narmai_mpi_error(rc);
+    if (mrc == MPI_SUCCESS) {
+        mine.have_win = 1;
+        MPI_Win_set_errhandler(s->shwin, MPI_ERRORS_RETURN);
+        memset(myseg, 0, s->off_data);
+        struct shm_hdr *h = (struct shm_hdr *)myseg;
+        h->magic = SHM_MAGIC;
+        h->version = SHM_LAYOUT_VERSION;
+        h->slot_size = sizeof(struct narmat_rec);
+        h->slot_count = slots;
+        s->myring = (struct narmat_ring *)(myseg + s->off_ring);
+        narmat_ring_init(s->myring, slots);
+        if (shm_test_fail(w, 2)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm segment");
+    } else {
+        rc = narmai_mpi_error(mrc);
     }
-    MPI_Win_set_errhandler(s->shwin, MPI_ERRORS_RETURN);
-    memset(myseg, 0, s->off_data);
-    struct shm_hdr *h = (struct shm_hdr *)myseg;
-    h->magic = SHM_MAGIC;
-    h->version = SHM_LAYOUT_VERSION;
-    h->slot_size = sizeof(struct narmat_rec);
-    h->slot_count = slots;
-    s->myring = (struct narmat_ring *)(myseg + s->off_ring);
-    narmat_ring_init(s->myring, slots);
 
-    struct {
-        MPI_Aint size;
-        int disp_unit;
-    } mine = {size, w->disp_unit}, *all = malloc(p * sizeof(mine));
-    if (all == NULL) goto fail_nomem;
-    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, w->comm);
-    for (int r = 0; r < w->size; r++) {
+    /* The sizes every rank needs, with each rank's status from stage 2. */
+    mine.status = rc;
+    if ((mrc = MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+                             w->comm)) != MPI_SUCCESS) {
+        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        goto out;
+    }
+    /* MPI_Win_free is collective: the window can be freed on error only when
+     * every rank holds it; one that MPI created on some ranks only is left to
+     * MPI_Finalize. */
+    int worst = NARMA_SUCCESS;
+    can_free = 1;
+    for (size_t r = 0; r < p; r++) {
+        if (worst == NARMA_SUCCESS) worst = all[r].status;
+        can_free &= all[r].have_win;
+    }
+    if (worst != NARMA_SUCCESS) {
+        if (rc == NARMA_SUCCESS)
+            rc = NARMAI_ERR(worst, "another rank could not create its part of the window");
+        goto out;
+    }
+    for (int r = 0; r < w->size && rc == NARMA_SUCCESS; r++) {
         MPI_Aint qsize;
         int qdisp;
         char *seg;
-        rc = MPI_Win_shared_query(s->shwin, r, &qsize, &qdisp, &seg);
-        if (rc != MPI_SUCCESS) {
-            free(all);
-            MPI_Win_free(&s->shwin);
-            free(s->peers);
-            free(s->head_copy);
-            free(s);
-            return narmai_mpi_error(rc);
+        mrc = MPI_Win_shared_query(s->shwin, r, &qsize, &qdisp, &seg);
+        if (mrc != MPI_SUCCESS) {
+            rc = narmai_mpi_error(mrc);
+            break;
         }
         s->peers[r].seg = seg;
         s->peers[r].data = seg + s->off_data;
         s->peers[r].size = all[r].size;
         s->peers[r].disp_unit = all[r].disp_unit;
     }
-    free(all);
-    w->base = size > 0 ? myseg + s->off_data : NULL;
-    w->tp = s;
-    w->attr_win = s->shwin;
-    /* Rings and control words are initialised everywhere before anyone uses them. */
+    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    /* Rings and control words are initialised everywhere before anyone uses
+     * them (the fence orders our stores before the collective that doubles as
+     * the barrier), and every rank learns whether all mapped their peers. */
     narmau_atomic_fence_seq_cst();
-    MPI_Barrier(w->comm);
-    return NARMA_SUCCESS;
-
-fail_nomem:
-    MPI_Win_free(&s->shwin);
-    free(s->peers);
-    free(s->head_copy);
-    free(s);
-    return NARMAI_ERR(NARMA_ERR_NO_MEM, "shm");
+    agree[0] = rc;
+    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, agree, 1, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
+        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+    } else if (agree[0] != NARMA_SUCCESS && rc == NARMA_SUCCESS) {
+        rc = NARMAI_ERR(agree[0], "another rank could not map the window");
+    }
+out:
+    free(all);
+    if (rc == NARMA_SUCCESS) {
+        w->base = size > 0 ? myseg + s->off_data : NULL;
+        w->tp = s;
+        w->attr_win = s->shwin;
+        return NARMA_SUCCESS;
+    }
+    if (can_free) MPI_Win_free(&s->shwin);
+    shm_state_free(s);
+    return rc;
 }
 
 static int shm_win_free(struct narmai_win *w)
@@ -179,17 +248,27 @@ static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI
                             MPI_Aint hi)
 {
     const struct shm_peer *p = &st(w)->peers[target];
-    MPI_Aint off = disp * p->disp_unit;
-    if (hi > lo && (off + lo < 0 || off + hi > p->size))
-        return NARMAI_ERR(NARMA_ERR_DISP, "bytes [%ld, %ld) outside rank %d's window of %ld bytes",
-                          (long)(off + lo), (long)(off + hi), target, (long)p->size);
+    if (hi <= lo) return NARMA_SUCCESS; /* no byte accessed */
+    /* [disp * disp_unit + lo, disp * disp_unit + hi) inside [0, size); a product
+     * or sum that overflows would wrap to an address inside the window. */
+    MPI_Aint off, first, end;
+    if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ||
+        __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
+        first < 0 || end > p->size)
+        return NARMAI_ERR(NARMA_ERR_DISP,
+                          "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window "
+                          "of %ld bytes",
+                          (long)disp, p->disp_unit, (long)lo, (long)hi, target, (long)p->size);
     return NARMA_SUCCESS;
 }
 
+/* Only for accesses check_bounds accepted: an overflowing product belongs to an
+ * access of no byte, which gets the window's base. */
 static inline char *taddr(struct narmai_win *w, int target, MPI_Aint disp)
 {
     const struct shm_peer *p = &st(w)->peers[target];
-    return p->data + disp * p->disp_unit;
+    MPI_Aint off;
+    return __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ? p->data : p->data + off;
 }
 
 static int shm_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
@@ -274,9 +353,11 @@ static int shm_sync(struct narmai_win *w)
     return NARMA_SUCCESS;
 }
 
-/* Enqueue one record at target; waits (driving progress) while its ring is full. */
-static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, uint64_t word,
-                        const void *inl, int ilen)
+/* Enqueue one notification at target; waits (driving progress) while its ring
+ * is full. The data of the access must already be in place: the publish
+ * releases it together with the record. */
+static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, MPI_Aint disp,
+                        const narmau_dtype *td, int tcount)
 {
     struct shm_state *s = st(w);
     struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
@@ -289,10 +370,10 @@ static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, uin
     }
     rec->src = w->rank;
     rec->tag = tag;
-    rec->kind = (uint8_t)kind;
-    rec->ilen = (uint8_t)ilen;
-    rec->word = word;
-    if (ilen > 0) memcpy(rec->payload, inl, (size_t)ilen);
+    rec->kind = (uint32_t)kind;
+    rec->bytes = (uint64_t)((MPI_Aint)tcount * td->size);
+    /* Bounds were checked; with no byte accessed the offset is never used. */
+    rec->off = rec->bytes ? (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb) : 0;
     narmat_ring_publish(rec, pos);
 }
 
@@ -302,28 +383,10 @@ static int shm_put_notify(struct narmai_win *w, const void *oaddr, int ocount, M
     const narmau_dtype *td;
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
-    MPI_Aint bytes = (MPI_Aint)tcount * td->size;
-    if (bytes > 0 && bytes <= (MPI_Aint)narmai_g.inline_max && td->contiguous) {
-        /* Inline transfer: the payload travels in the record; the target writes it
-         * into its window when it drains the ring, before matching. */
-        uint8_t buf[NARMAT_RING_INLINE];
-        const narmau_dtype *od;
-        if ((rc = narmau_dtype_get(otype, &od))) return rc;
-        const void *src = (const char *)oaddr + od->true_lb;
-        if (!od->contiguous) {
-            if ((rc = narmau_dtype_copy(buf, (int)bytes, MPI_BYTE, oaddr, ocount, otype)))
-                return rc;
-            src = buf;
-        } else if ((MPI_Aint)ocount * od->size != bytes) {
-            return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target sizes differ");
-        }
-        const struct shm_peer *p = &st(w)->peers[target];
-        uint64_t off = (uint64_t)(disp * p->disp_unit + td->true_lb);
-        shm_enqueue(w, target, NARMAT_NOTE_PUT | NARMAT_REC_INLINE, tag, off, src, (int)bytes);
-        return NARMA_SUCCESS;
-    }
+    /* The origin writes the data itself, whatever its size: a later access of
+     * this origin then finds it there, as after a plain put. */
     if ((rc = shm_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL))) return rc;
-    shm_enqueue(w, target, NARMAT_NOTE_PUT, tag, (uint64_t)bytes, NULL, 0);
+    shm_enqueue(w, target, NARMAT_NOTE_PUT, tag, disp, td, tcount);
     return NARMA_SUCCESS;
 }
 
@@ -336,7 +399,7 @@ static int shm_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Dat
     if ((rc = shm_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL))) return rc;
     /* The publish (release) orders our loads of the target's buffer before the
      * target learns it may overwrite it. */
-    shm_enqueue(w, target, NARMAT_NOTE_GET, tag, (uint64_t)((MPI_Aint)tcount * td->size), NULL, 0);
+    shm_enqueue(w, target, NARMAT_NOTE_GET, tag, disp, td, tcount);
     return NARMA_SUCCESS;
 }
 
@@ -350,25 +413,24 @@ static int shm_acc_notify(struct narmai_win *w, const void *oaddr, int ocount, M
     rc = shm_acc(w, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype,
                  op, NULL);
     if (rc) return rc;
-    shm_enqueue(w, target, NARMAT_NOTE_ACC, tag, (uint64_t)((MPI_Aint)tcount * td->size), NULL, 0);
+    shm_enqueue(w, target, NARMAT_NOTE_ACC, tag, disp, td, tcount);
     return NARMA_SUCCESS;
 }
 
 static int shm_poll(struct narmai_win *w, narmat_note_cb cb)
 {
     struct shm_state *s = st(w);
+    const struct shm_peer *me = &s->peers[w->rank];
     const struct narmat_rec *rec;
     int n = 0;
     /* Bounded: at most one ring's worth per call so a flood cannot starve the caller. */
     while (n <= (int)s->mask && (rec = narmat_ring_peek(s->myring, s->mask, s->head)) != NULL) {
         int32_t src = rec->src, tag = rec->tag;
-        int64_t bytes;
-        if (rec->kind & NARMAT_REC_INLINE) {
-            memcpy(s->peers[w->rank].data + rec->word, rec->payload, rec->ilen);
-            bytes = rec->ilen;
-        } else {
-            bytes = (int64_t)rec->word;
-        }
+        int64_t bytes = (int64_t)rec->bytes;
+        /* The data a put or accumulate left is what the program reads next:
+         * start loading its first line while matching runs. */
+        if (bytes > 0 && rec->kind != NARMAT_NOTE_GET && rec->off < (uint64_t)me->size)
+            __builtin_prefetch(me->data + rec->off);
         s->head++;
         n++;
         cb(w, src, tag, bytes);
