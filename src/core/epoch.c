@@ -429,7 +429,7 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
     r->ctx = e;
     e->close_req = r;
     *request = r;
-    epoch_pass(w, w->ops->flush_blocks ? 0 : 1);
+    epoch_pass(w, narmat_flush_blocks(w) ? 0 : 1);
     return NARMA_SUCCESS;
 }
 

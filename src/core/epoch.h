@@ -18,8 +18,11 @@
  *   once when the epoch is active and the target is ready (PSCW: the target
  *   granted the matching exposure; lock: the lock is held), and recorded
  *   otherwise, then replayed in order by progress.
- * - A closed epoch completes in progress: fence = flush + dissemination
- *   barrier on control words; PSCW access = grants seen, flush, a DONE count
+ * - A closed epoch completes in progress: fence = flush + a barrier on
+ *   monotonic control words (fence_barrier in epoch.c): flat up to the
+ *   window's fence_flat_max ranks (NARMA_FENCE_FLAT_MAX, agreed at creation;
+ *   every rank adds 1 to every other's counter, one step), dissemination
+ *   beyond (ceil(log2 P) rounds); PSCW access = grants seen, flush, a DONE count
  *   to every target; exposure = DONE counts of every origin reached; lock =
  *   held, flush, release. Completing an epoch completes its closing request.
  * - Matching is O(1) per peer: accesses requested, exposures opened, grants

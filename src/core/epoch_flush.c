@@ -32,7 +32,7 @@ static int iflush_common(NARMA_Win w, int rank, int local, NARMA_Request *reques
     r->local = (uint8_t)local;
     *request = r;
     /* Without blocking flushes (shm) the request is usually complete here. */
-    if (!w->ops->flush_blocks) flush_poll(r);
+    if (!narmat_flush_blocks(w)) flush_poll(r);
     return NARMA_SUCCESS;
 }
 

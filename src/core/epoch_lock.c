@@ -6,8 +6,10 @@
  * shared is CAS n -> n + 1 while no exclusive holder is present; release is
  * the reverse CAS, so the target never has to call anything. Attempts never block: a lock epoch
  * that cannot take its lock yet stays active with its operations recorded, and progress retries.
- * Unlock flushes the epoch's operations, then releases with an atomic add that publishes them to
- * the next holder. lock_all takes each target's shared lock at the first access to that target.
+ * Unlock flushes the epoch's operations, then releases with that reverse compare-and-swap; a
+ * control-word update is ordered after this rank's earlier operations to the target (transport.h),
+ * so the next holder sees them. lock_all takes each target's shared lock at the first access to
+ * that target.
  */
 #include "core/epoch.h"
 #include <stdlib.h>

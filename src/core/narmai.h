@@ -90,15 +90,34 @@ struct narmai_request {
 /* ---- unexpected queue (notify_match.c) ---- */
 struct narmai_uq_entry;
 struct narmai_uq_bin;
+/* Memory follows the live entries (notify_match.c): at most
+ * max(NARMAI_UQ_IDLE_BINS_MIN, 2 x live bins) empty bins stay in the hash, and
+ * at most the _MAX free entries and bins are cached. */
+enum {
+    NARMAI_UQ_IDLE_BINS_MIN = 64,
+    NARMAI_UQ_CACHED_ENTRIES_MAX = 256,
+    NARMAI_UQ_CACHED_BINS_MAX = 64
+};
 struct narmai_uq {
     narmau_dlist all;               /* every entry in arrival order */
     struct narmai_uq_bin **buckets; /* hash of bins keyed by (src,tag), by src, by tag */
-    uint32_t nbuckets, nbins;
+    uint32_t nbuckets;
+    uint32_t nbins;     /* bins holding entries */
+    uint32_t nidle;     /* empty bins still in the hash */
+    uint32_t nfree;     /* entries on freelist */
+    uint32_t nfreebins; /* bins on freebins */
     size_t count;
-    struct narmai_uq_entry *freelist;
+    struct narmai_uq_entry *freelist; /* cached free entries */
+    struct narmai_uq_bin *freebins;   /* cached free bins */
 };
 void narmai_uq_init(struct narmai_uq *q);
 void narmai_uq_destroy(struct narmai_uq *q);
+/* What the UQ holds, for the unit tests. */
+struct narmai_uq_stats {
+    size_t entries;
+    uint32_t bins, idle_bins, buckets, cached_entries, cached_bins;
+};
+void narmai_uq_get_stats(const struct narmai_uq *q, struct narmai_uq_stats *st);
 /* Append an arrived notification. Returns 0 or NARMA_ERR_NO_MEM. */
 int narmai_uq_push(struct narmai_uq *q, int32_t src, int32_t tag, int64_t bytes);
 /* Remove the oldest entry matching (src, tag) (wildcards allowed); 1 if found. O(1). */

@@ -17,7 +17,7 @@ int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int targ
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
 #endif
-    return w->ops->put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+    return narmat_put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
 }
 
 int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -27,7 +27,7 @@ int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MP
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
 #endif
-    return w->ops->get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+    return narmat_get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
 }
 
 int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
@@ -40,7 +40,7 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, flags);
     if (rc || (rc = check_tag(tag)) || (rc = narmai_acc_check(op, ttype))) return rc;
 #endif
-    return w->ops->acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
+    return narmat_acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
 }
 
 /* The transports complete notified accesses before returning, so the request

@@ -7,18 +7,28 @@
  * The UQ never scans: every entry sits on four FIFO lists at once - all
  * entries, its exact <src,tag> bin, its <src,*> bin and its <*,tag> bin - so
  * the oldest entry matching any of the four request shapes is the head of one
- * list, found with one hash lookup. Bins are kept once created (their number
- * is bounded by the distinct sources and tags in use).
+ * list, found with one hash lookup.
+ *
+ * Memory follows the live entries, not the history (a program that uses the
+ * time step as the tag meets a new key at every step). A bin whose last entry
+ * is popped stays in the hash, empty ("idle"), so that a key that comes back
+ * soon finds it; only a counter changes. When more than
+ * max(NARMAI_UQ_IDLE_BINS_MIN, 2 x live bins) bins are idle, one sweep of the
+ * table frees them all and shrinks the bucket array to at most 8 buckets per
+ * live bin. The sweep costs O(buckets), which is O(idle bins freed), and the
+ * array grows at one bin per bucket: push and pop stay O(1) amortised. Small
+ * caches of free entries and bins spare malloc the steady push/pop cycle.
  */
 #include "core/narmai.h"
 #include <stdlib.h>
 
 enum { BIN_EXACT = 0, BIN_SRC, BIN_TAG, BIN_KINDS };
+enum { UQ_MIN_BUCKETS = 64, UQ_SHRINK = 8 };
 
 struct narmai_uq_bin {
-    struct narmai_uq_bin *hnext; /* hash chain */
+    struct narmai_uq_bin *hnext; /* hash chain, or the free-bin cache */
     int32_t kind, src, tag;
-    narmau_dlist entries;
+    narmau_dlist entries; /* empty: the bin is idle */
 };
 
 struct narmai_uq_entry {
@@ -39,9 +49,10 @@ void narmai_uq_init(struct narmai_uq *q)
 {
     narmau_dlist_init(&q->all);
     q->buckets = NULL;
-    q->nbuckets = q->nbins = 0;
+    q->nbuckets = q->nbins = q->nidle = q->nfree = q->nfreebins = 0;
     q->count = 0;
     q->freelist = NULL;
+    q->freebins = NULL;
 }
 
 void narmai_uq_destroy(struct narmai_uq *q)
@@ -61,8 +72,22 @@ void narmai_uq_destroy(struct narmai_uq *q)
             free(b);
         }
     }
+    for (struct narmai_uq_bin *b = q->freebins, *n; b != NULL; b = n) {
+        n = b->hnext;
+        free(b);
+    }
     free(q->buckets);
     narmai_uq_init(q);
+}
+
+void narmai_uq_get_stats(const struct narmai_uq *q, struct narmai_uq_stats *st)
+{
+    st->entries = q->count;
+    st->bins = q->nbins;
+    st->idle_bins = q->nidle;
+    st->buckets = q->nbuckets;
+    st->cached_entries = q->nfree;
+    st->cached_bins = q->nfreebins;
 }
 
 static struct narmai_uq_bin *bin_find(struct narmai_uq *q, int32_t kind, int32_t src, int32_t tag)
@@ -74,32 +99,85 @@ static struct narmai_uq_bin *bin_find(struct narmai_uq *q, int32_t kind, int32_t
     return b;
 }
 
-static int bin_grow(struct narmai_uq *q)
+/* Moves the bins into a new array of n buckets (a power of two); idle bins
+ * are freed on the way when free_idle is set. */
+static void bin_free(struct narmai_uq *q, struct narmai_uq_bin *b)
 {
-    uint32_t n = q->nbuckets ? q->nbuckets * 2 : 64;
+    if (q->nfreebins < NARMAI_UQ_CACHED_BINS_MAX) {
+        b->hnext = q->freebins;
+        q->freebins = b;
+        q->nfreebins++;
+    } else {
+        free(b);
+    }
+}
+
+static int bin_rehash(struct narmai_uq *q, uint32_t n, int free_idle)
+{
     struct narmai_uq_bin **nb = calloc(n, sizeof(*nb));
     if (nb == NULL) return NARMA_ERR_NO_MEM;
     for (uint32_t i = 0; i < q->nbuckets; i++) {
         for (struct narmai_uq_bin *b = q->buckets[i], *next; b != NULL; b = next) {
             next = b->hnext;
+            if (free_idle && narmau_dlist_empty(&b->entries)) {
+                bin_free(q, b);
+                continue;
+            }
             uint32_t h = bin_hash(b->kind, b->src, b->tag) & (n - 1);
             b->hnext = nb[h];
             nb[h] = b;
         }
     }
+    if (free_idle) q->nidle = 0;
     free(q->buckets);
     q->buckets = nb;
     q->nbuckets = n;
     return NARMA_SUCCESS;
 }
 
+/* Frees every idle bin and shrinks the array to at most UQ_SHRINK buckets per
+ * live bin. */
+static void bin_sweep(struct narmai_uq *q)
+{
+    uint32_t n = q->nbuckets;
+    while (n > UQ_MIN_BUCKETS && q->nbins < n / UQ_SHRINK)
+        n /= 2;
+    if (n < q->nbuckets && bin_rehash(q, n, 1) == NARMA_SUCCESS) return;
+    /* Same size (or no memory for a smaller array): unlink in place. */
+    for (uint32_t i = 0; i < q->nbuckets; i++) {
+        for (struct narmai_uq_bin **pp = &q->buckets[i], *b; (b = *pp) != NULL;) {
+            if (narmau_dlist_empty(&b->entries)) {
+                *pp = b->hnext;
+                bin_free(q, b);
+            } else {
+                pp = &b->hnext;
+            }
+        }
+    }
+    q->nidle = 0;
+}
+
+/* The bin of this key, made if missing. */
 static struct narmai_uq_bin *bin_get(struct narmai_uq *q, int32_t kind, int32_t src, int32_t tag)
 {
     struct narmai_uq_bin *b = bin_find(q, kind, src, tag);
-    if (b != NULL) return b;
-    if (q->nbins >= q->nbuckets && bin_grow(q) != NARMA_SUCCESS) return NULL;
-    b = malloc(sizeof(*b));
-    if (b == NULL) return NULL;
+    if (b != NULL) {
+        /* An idle bin is live again. Without a branch: whether the bin is
+         * empty is a coin toss when few entries wait per key. */
+        uint32_t was_idle = narmau_dlist_empty(&b->entries);
+        q->nidle -= was_idle;
+        q->nbins += was_idle;
+        return b;
+    }
+    if (q->nbins + q->nidle >= q->nbuckets &&
+        bin_rehash(q, q->nbuckets ? q->nbuckets * 2 : UQ_MIN_BUCKETS, 0) != NARMA_SUCCESS)
+        return NULL;
+    if ((b = q->freebins) != NULL) {
+        q->freebins = b->hnext;
+        q->nfreebins--;
+    } else if ((b = malloc(sizeof(*b))) == NULL) {
+        return NULL;
+    }
     b->kind = kind;
     b->src = src;
     b->tag = tag;
@@ -111,16 +189,36 @@ static struct narmai_uq_bin *bin_get(struct narmai_uq *q, int32_t kind, int32_t 
     return b;
 }
 
+/* Bins just became empty (idle): sweep when too many are idle. */
+static inline void bins_idled(struct narmai_uq *q, uint32_t n)
+{
+    q->nbins -= n;
+    q->nidle += n;
+    uint32_t max = 2 * q->nbins > NARMAI_UQ_IDLE_BINS_MIN ? 2 * q->nbins : NARMAI_UQ_IDLE_BINS_MIN;
+    if (q->nidle > max) bin_sweep(q);
+}
+
 int narmai_uq_push(struct narmai_uq *q, int32_t src, int32_t tag, int64_t bytes)
 {
     struct narmai_uq_bin *bins[BIN_KINDS] = {
         bin_get(q, BIN_EXACT, src, tag), bin_get(q, BIN_SRC, src, 0), bin_get(q, BIN_TAG, 0, tag)};
-    if (bins[0] == NULL || bins[1] == NULL || bins[2] == NULL) return NARMA_ERR_NO_MEM;
-    struct narmai_uq_entry *e = q->freelist;
-    if (e != NULL)
-        q->freelist = e->next_free;
-    else if ((e = malloc(sizeof(*e))) == NULL)
+    struct narmai_uq_entry *e = NULL;
+    if (bins[0] != NULL && bins[1] != NULL && bins[2] != NULL) {
+        if ((e = q->freelist) != NULL) {
+            q->freelist = e->next_free;
+            q->nfree--;
+        } else {
+            e = malloc(sizeof(*e));
+        }
+    }
+    if (e == NULL) {
+        /* Out of memory: the bins this push made live go back to idle. */
+        uint32_t idled = 0;
+        for (int k = 0; k < BIN_KINDS; k++)
+            idled += bins[k] != NULL && narmau_dlist_empty(&bins[k]->entries);
+        bins_idled(q, idled);
         return NARMA_ERR_NO_MEM;
+    }
     e->src = src;
     e->tag = tag;
     e->bytes = bytes;
@@ -149,10 +247,21 @@ int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_sr
     *out_tag = e->tag;
     *out_bytes = e->bytes;
     narmau_dlist_remove(&e->all);
-    for (int k = 0; k < BIN_KINDS; k++)
+    uint32_t idled = 0;
+    for (int k = 0; k < BIN_KINDS; k++) {
+        /* Bin lists are circular through the bin's head: an entry alone on
+         * its list has the head on both sides. */
+        idled += e->bin[k].next == e->bin[k].prev;
         narmau_dlist_remove(&e->bin[k]);
-    e->next_free = q->freelist;
-    q->freelist = e;
+    }
+    bins_idled(q, idled);
+    if (q->nfree < NARMAI_UQ_CACHED_ENTRIES_MAX) {
+        e->next_free = q->freelist;
+        q->freelist = e;
+        q->nfree++;
+    } else {
+        free(e);
+    }
     q->count--;
     return 1;
 }

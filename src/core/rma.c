@@ -37,7 +37,7 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         MPI_Aint lo, hi;
         narmau_dtype_span(td, tcount, &lo, &hi);
-        if ((rc = w->ops->check_bounds(w, target, disp, lo, hi))) return rc;
+        if ((rc = narmat_check_bounds(w, target, disp, lo, hi))) return rc;
     }
     return NARMA_SUCCESS;
 }

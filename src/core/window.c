@@ -150,7 +150,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     }
     w->fence_flat_max = flat;
     rc = narmat_select(w->comm, flavor, &w->ops);
-    if (rc == NARMA_SUCCESS) rc = w->ops->win_init(w, base, size, info);
+    if (rc == NARMA_SUCCESS) rc = narmat_win_init(w, base, size, info);
     if (rc != NARMA_SUCCESS) {
         win_release(w);
         return rc;
@@ -192,7 +192,7 @@ int NARMA_Win_free(NARMA_Win *win)
         return mine ? mine : NARMAI_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
     narmai_progress_win(w);   /* deliver what already arrived */
     narmai_epoch_drop_all(w); /* only an empty fence epoch can remain */
-    int rc = w->ops->win_free(w);
+    int rc = narmat_win_free(w);
     narmau_dlist_remove(&w->link);
     narmai_g.nwindows--;
     win_release(w);
@@ -206,7 +206,7 @@ int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size)
     if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return NARMAI_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
     if (size < 0 || (size > 0 && base == NULL)) return NARMAI_ERR(NARMA_ERR_ARG, "bad region");
-    return win->ops->attach(win, base, size);
+    return narmat_attach(win, base, size);
 }
 
 int NARMA_Win_detach(NARMA_Win win, const void *base)
@@ -214,12 +214,12 @@ int NARMA_Win_detach(NARMA_Win win, const void *base)
     if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return NARMAI_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
-    return win->ops->detach(win, base);
+    return narmat_detach(win, base);
 }
 
 const char *NARMA_Win_get_transport(NARMA_Win win)
 {
-    return narmai_win_ok(win) ? win->ops->name : "invalid";
+    return narmai_win_ok(win) ? narmat_name(win) : "invalid";
 }
 
 int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group)

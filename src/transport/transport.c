@@ -1,14 +1,30 @@
 /* Transport selection and "not supported" stubs. */
 #include "transport/transport.h"
 
+#include <stdio.h>
+
 int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size)
 {
-    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "attach on transport %s", w->ops->name);
+    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "attach on transport %s", narmat_name(w));
 }
 
 int narmat_enosys_detach(struct narmai_win *w, const void *base)
 {
-    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", w->ops->name);
+    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", narmat_name(w));
+}
+
+/* The table is read at the offsets this build of the core expects: a table
+ * built against another layout (an entry added or removed) would be called
+ * through the wrong pointers. Its size is the version check. A broken build,
+ * not a usage error: said on stderr even without NARMA_VERBOSE. */
+int narmat_ops_check(const struct narmat_ops *ops)
+{
+    if (ops->size == sizeof(struct narmat_ops)) return NARMA_SUCCESS;
+    fprintf(stderr,
+            "narma: transport '%s' has a %zu-byte operations table, the core expects %zu: it was "
+            "built against another transport.h (NARMAT_OPS_VERSION %d); refusing it\n",
+            ops->name, ops->size, sizeof(struct narmat_ops), NARMAT_OPS_VERSION);
+    return NARMA_ERR_INTERN;
 }
 
 /* shm serves windows whose memory narma allocates when every rank of the
@@ -19,7 +35,8 @@ int narmat_enosys_detach(struct narmai_win *w, const void *base)
 int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
-    if (narmai_g.forced_transport == 2 || flavor != MPI_WIN_FLAVOR_ALLOCATE) return NARMA_SUCCESS;
+    if (narmai_g.forced_transport == 2 || flavor != MPI_WIN_FLAVOR_ALLOCATE)
+        return narmat_ops_check(*ops);
     MPI_Comm node;
     int size, nsize, all_local;
     NARMAI_MPI(MPI_Comm_size(comm, &size));
@@ -29,5 +46,5 @@ int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
     int mine = nsize == size;
     NARMAI_MPI(MPI_Allreduce(&mine, &all_local, 1, MPI_INT, MPI_LAND, comm));
     if (all_local) *ops = &narmat_shm_ops;
-    return NARMA_SUCCESS;
+    return narmat_ops_check(*ops);
 }

@@ -3,8 +3,10 @@
  *
  * A transport is a versioned table of function pointers (`size` first, then
  * designated initializers; unsupported entries point at narmat_enosys_*
- * stubs, never NULL). The core calls it only through the static inline
- * wrappers below and never reaches into a transport's state (w->tp).
+ * stubs, never NULL). narmat_select refuses a table whose size is not this
+ * header's (a transport built against another version). The core calls a
+ * transport and reads its table only through the static inline wrappers
+ * below, and never reaches into a transport's state (w->tp).
  *
  * Contract for every data operation (put/get/acc/cas): arguments were checked
  * by the core (rank, counts, datatypes, bounds, epoch state). A blocking
@@ -31,7 +33,7 @@
 /* Control words every rank owns. */
 enum narmat_ctl_kind {
     NARMAT_CTL_LOCK = 0, /* passive-target lock word: bit 63 exclusive, low bits shared count */
-    NARMAT_CTL_FENCE,    /* arg = round (0..63) of the fence barrier (0 only, up to 16 ranks) */
+    NARMAT_CTL_FENCE,    /* arg = round (0..63) of the fence barrier (0 only when flat) */
     NARMAT_CTL_GRANT,    /* arg = peer: exposures the peer granted me (written by the peer) */
     NARMAT_CTL_DONE,     /* arg = peer: access epochs the peer completed toward me */
 };
@@ -100,14 +102,38 @@ struct narmat_ops {
 extern const struct narmat_ops narmat_shm_ops;
 extern const struct narmat_ops narmat_mpi_ops;
 
-/* Choose the transport for a new window on comm (collective: every rank gets the same answer). */
+/* Choose the transport for a new window on comm (collective: every rank gets the same answer).
+ * NARMA_ERR_INTERN if the chosen table fails narmat_ops_check. */
 int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops);
+/* NARMA_SUCCESS if ops->size is sizeof(struct narmat_ops) as this header defines it, else
+ * NARMA_ERR_INTERN with a message naming the transport and both sizes. */
+int narmat_ops_check(const struct narmat_ops *ops);
 
 /* "Not supported" stubs for unused entries. */
 int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size);
 int narmat_enosys_detach(struct narmai_win *w, const void *base);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
+static inline const char *narmat_name(const struct narmai_win *w) { return w->ops->name; }
+static inline int narmat_flush_blocks(const struct narmai_win *w) { return w->ops->flush_blocks; }
+static inline int narmat_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+{
+    return w->ops->win_init(w, base, size, info);
+}
+static inline int narmat_win_free(struct narmai_win *w) { return w->ops->win_free(w); }
+static inline int narmat_attach(struct narmai_win *w, void *base, MPI_Aint size)
+{
+    return w->ops->attach(w, base, size);
+}
+static inline int narmat_detach(struct narmai_win *w, const void *base)
+{
+    return w->ops->detach(w, base);
+}
+static inline int narmat_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+                                      MPI_Aint hi)
+{
+    return w->ops->check_bounds(w, target, disp, lo, hi);
+}
 static inline int narmat_put(struct narmai_win *w, const void *oaddr, int ocount,
                              MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                              MPI_Datatype ttype, MPI_Request *mreq)
@@ -142,6 +168,24 @@ static inline int narmat_flush_local(struct narmai_win *w, int target)
     return w->ops->flush_local(w, target);
 }
 static inline int narmat_sync(struct narmai_win *w) { return w->ops->sync(w); }
+static inline int narmat_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
+                                    MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                                    MPI_Datatype ttype, int tag)
+{
+    return w->ops->put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+}
+static inline int narmat_get_notify(struct narmai_win *w, void *oaddr, int ocount,
+                                    MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                                    MPI_Datatype ttype, int tag)
+{
+    return w->ops->get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+}
+static inline int narmat_acc_notify(struct narmai_win *w, const void *oaddr, int ocount,
+                                    MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                                    MPI_Datatype ttype, MPI_Op op, int tag)
+{
+    return w->ops->acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
+}
 static inline int narmat_poll(struct narmai_win *w, narmat_note_cb cb)
 {
     return w->ops->poll(w, cb);

@@ -16,11 +16,25 @@
  *   - Withdraw makes a request inactive: it matches nothing afterwards.
  *   - The UQ pop returns the oldest entry matching each of the four request
  *     shapes (exact, any source, any tag, both).
+ *   - The UQ's memory follows its live entries, not its history: at most
+ *     three bins per entry hold entries, at most max(64, twice that) empty
+ *     bins are kept, the hash table has at most 8 buckets per bin (or the
+ *     minimum, 64) and the caches of free entries and bins stay within their
+ *     limits. A program that uses the time step as the tag runs for ever in
+ *     bounded memory.
  * The models are the plainest possible code: arrays in arrival / start order,
  * scanned linearly.
  */
 #include "core/narmai.h"
 #include "unit.h"
+#include <time.h>
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: the machine is shared */
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 /* ---- reference model of the unexpected queue ---- */
 
@@ -93,6 +107,25 @@ static int32_t shape_src(int shape, int32_t src) { return shape & 1 ? NARMA_ANY_
 static int32_t shape_tag(int shape, int32_t tag) { return shape & 2 ? NARMA_ANY_TAG : tag; }
 static const char *const shape_name[4] = {"exact", "ANY_SOURCE", "ANY_TAG", "ANY_SOURCE+ANY_TAG"};
 
+/* The memory bound of the specification above. */
+static int uq_bounded(const struct narmai_uq *q, const char *when, long op)
+{
+    struct narmai_uq_stats st;
+    narmai_uq_get_stats(q, &st);
+    uint32_t idle_max =
+        2 * st.bins > NARMAI_UQ_IDLE_BINS_MIN ? 2 * st.bins : NARMAI_UQ_IDLE_BINS_MIN;
+    return CHECK(st.bins <= 3 * st.entries, "%s %ld: %u bins hold %zu entries", when, op, st.bins,
+                 st.entries) &&
+           CHECK(st.idle_bins <= idle_max, "%s %ld: %u empty bins kept, %u live", when, op,
+                 st.idle_bins, st.bins) &&
+           CHECK(st.buckets <= 64 || st.buckets <= 8 * (st.bins + st.idle_bins),
+                 "%s %ld: %u buckets for %u bins", when, op, st.buckets, st.bins + st.idle_bins) &&
+           CHECK(st.cached_entries <= NARMAI_UQ_CACHED_ENTRIES_MAX &&
+                     st.cached_bins <= NARMAI_UQ_CACHED_BINS_MAX,
+                 "%s %ld: %u cached entries, %u cached bins", when, op, st.cached_entries,
+                 st.cached_bins);
+}
+
 /* ---- the unexpected queue ---- */
 
 static void test_uq_basics(void)
@@ -132,8 +165,10 @@ static void test_uq_basics(void)
 /* Random pushes and pops (all four shapes) against the model. Phases bias
  * towards pushing or popping so the queue grows large, drains to empty and
  * refills. nsrc x ntag distinct keys: 8 x 16 creates enough bins to grow the
- * hash table more than once. */
-static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag)
+ * hash table more than once. drift > 0: the tags in use move up by one every
+ * drift operations (tags as time steps), so bins are created and freed all
+ * the time and the table grows and shrinks. */
+static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag, long drift)
 {
     struct narmai_uq q;
     struct model_uq m = {0};
@@ -141,11 +176,16 @@ static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag)
     unit_rand r;
     unit_rand_seed(&r, seed);
     int64_t next = 1;
-    long pops_found = 0, pops_empty = 0;
+    long pops_found = 0, pops_empty = 0, sweeps = 0, shrinks = 0;
+    struct narmai_uq_stats prev = {0};
     for (long op = 0; op < ops; op++) {
-        uint32_t push_pct = (op / 5000) % 3 == 0 ? 70 : (op / 5000) % 3 == 1 ? 50 : 20;
+        /* With drift, the third phase all but drains the queue (old tags
+         * leave only through wildcard pops), so empty bins pile up and the
+         * table must shrink. */
+        uint32_t push_pct = (op / 5000) % 3 == 0 ? 70 : (op / 5000) % 3 == 1 ? 50 : drift ? 5 : 20;
         int32_t src = (int32_t)unit_rand_below(&r, (uint32_t)nsrc);
-        int32_t tag = (int32_t)unit_rand_below(&r, (uint32_t)ntag);
+        int32_t tag =
+            (int32_t)unit_rand_below(&r, (uint32_t)ntag) + (int32_t)(drift ? op / drift : 0);
         if (unit_rand_below(&r, 100) < push_pct) {
             CHECK(narmai_uq_push(&q, src, tag, next) == NARMA_SUCCESS, "push");
             muq_push(&m, src, tag, next);
@@ -172,8 +212,15 @@ static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag)
                 pops_empty++;
         }
         if (!CHECK(q.count == m.n, "op %ld: count %zu, model %zu", op, q.count, m.n)) break;
+        if (!uq_bounded(&q, "op", op)) break;
+        struct narmai_uq_stats now;
+        narmai_uq_get_stats(&q, &now);
+        sweeps += now.bins + now.idle_bins < prev.bins + prev.idle_bins;
+        shrinks += now.buckets < prev.buckets;
+        prev = now;
     }
-    uint32_t nbins = q.nbins;
+    struct narmai_uq_stats st;
+    narmai_uq_get_stats(&q, &st);
     uq_equals_model(&q, &m, "after the random sequence");
     /* The queue stays usable after it has been drained completely. */
     struct note d;
@@ -184,6 +231,7 @@ static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag)
                    "drain: expected #%lld", (long long)d.bytes))
             break;
     CHECK(q.count == 0, "drained, count %zu", q.count);
+    uq_bounded(&q, "drained, op", ops);
     narmai_uq_push(&q, 3, 4, next);
     CHECK(narmai_uq_pop(&q, 3, NARMA_ANY_TAG, &s, &t, &b) && b == next, "reusable after draining");
     narmai_uq_destroy(&q);
@@ -192,8 +240,13 @@ static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag)
     CHECK(narmai_uq_pop(&q, 1, 2, &s, &t, &b) && b == 99, "reusable after destroy");
     narmai_uq_destroy(&q);
     free(m.v);
-    printf("uq seed %llu: %ld ops, %ld pops found an entry, %ld found none, %zu bins\n",
-           (unsigned long long)seed, ops, pops_found, pops_empty, (size_t)nbins);
+    printf("uq seed %llu: %ld ops, %ld pops found an entry, %ld found none, %u bins, %u buckets "
+           "at the end; %ld sweeps of empty bins, %ld shrinks\n",
+           (unsigned long long)seed, ops, pops_found, pops_empty, st.bins, st.buckets, sweeps,
+           shrinks);
+    if (drift)
+        CHECK(sweeps > 0 && shrinks > 0, "drifting tags swept %ld times and shrank %ld", sweeps,
+              shrinks);
     if (pops_found < ops / 10 || pops_empty < ops / 100)
         CHECK(0, "the random sequence was too easy: %ld pops found, %ld found nothing", pops_found,
               pops_empty);
@@ -202,11 +255,140 @@ static void uq_random(uint64_t seed, long ops, int32_t nsrc, int32_t ntag)
 static void test_uq_random(void)
 {
     unit_phase("uq: 1e5 random pushes and pops (sources 0..7, tags 0..15) against the model");
-    uq_random(12345, 100000, 8, 16);
+    uq_random(12345, 100000, 8, 16, 0);
     unit_phase("uq: random, few keys (long bins)");
-    uq_random(777, 50000, 2, 2);
+    uq_random(777, 50000, 2, 2, 0);
     unit_phase("uq: random, many keys (hash table growth)");
-    uq_random(4242, 50000, 64, 64);
+    uq_random(4242, 50000, 64, 64, 0);
+    unit_phase(
+        "uq: random, tags drifting upwards (bins created and freed, table grows and shrinks)");
+    uq_random(31337, 60000, 8, 16, 64);
+}
+
+/* The time step as the tag: 10^6 steps, each pushes a notification with a
+ * tag never used before and pops the one pushed `window` steps earlier,
+ * cycling through the four pop shapes (each finds exactly that entry, the
+ * oldest). Bins, buckets and caches must stay bounded by the live entries. */
+static void test_uq_time_step_tags(void)
+{
+    unit_phase("uq: 10^6 distinct tags (time steps), each pushed and popped: memory stays bounded");
+    const long steps = 1000000, window = 16;
+    const int32_t nsrc = 4;
+    struct narmai_uq q;
+    narmai_uq_init(&q);
+    struct narmai_uq_stats st;
+    uint32_t max_bins = 0, max_idle = 0, max_buckets = 0;
+    int bounded = 1;
+    double t0 = now_ns();
+    for (long step = 0; step < steps + window; step++) {
+        if (step < steps &&
+            !CHECK(narmai_uq_push(&q, (int32_t)(step % nsrc), (int32_t)step, step) == NARMA_SUCCESS,
+                   "push step %ld", step))
+            break;
+        long old = step - window;
+        if (old >= 0) {
+            int shape = (int)(old % 4);
+            int32_t s = -7, t = -7;
+            int64_t b = -7;
+            int32_t ps = shape_src(shape, (int32_t)(old % nsrc)),
+                    pt = shape_tag(shape, (int32_t)old);
+            if (!CHECK(narmai_uq_pop(&q, ps, pt, &s, &t, &b) && b == old && t == (int32_t)old,
+                       "step %ld: %s pop (%d,%d) gave #%lld, want #%ld", step, shape_name[shape],
+                       ps, pt, (long long)b, old))
+                break;
+        }
+        narmai_uq_get_stats(&q, &st);
+        if (st.bins > max_bins) max_bins = st.bins;
+        if (st.idle_bins > max_idle) max_idle = st.idle_bins;
+        if (st.buckets > max_buckets) max_buckets = st.buckets;
+        if (bounded && (step & 1023) == 0) bounded = uq_bounded(&q, "step", step); /* report once */
+    }
+    double dt = now_ns() - t0;
+    narmai_uq_get_stats(&q, &st);
+    CHECK(max_bins <= 3 * (window + 1), "at most %ld entries were queued, yet %u bins were live",
+          window + 1, max_bins);
+    CHECK(max_idle <= 2 * 3 * (window + 1) + NARMAI_UQ_IDLE_BINS_MIN, "%u empty bins were kept",
+          max_idle);
+    CHECK(max_buckets <= 8 * (3 * 3 * (window + 1) + NARMAI_UQ_IDLE_BINS_MIN),
+          "the hash table reached %u buckets for %u live and %u empty bins at most", max_buckets,
+          max_bins, max_idle);
+    CHECK(st.entries == 0 && st.bins == 0 && st.idle_bins <= NARMAI_UQ_IDLE_BINS_MIN &&
+              st.buckets <= 8 * NARMAI_UQ_IDLE_BINS_MIN,
+          "drained: %zu entries, %u bins, %u empty bins, %u buckets", st.entries, st.bins,
+          st.idle_bins, st.buckets);
+    printf("uq time-step tags: %ld steps, at most %u live bins, %u empty bins, %u buckets; %.1f ns "
+           "per push+pop\n",
+           steps, max_bins, max_idle, max_buckets, dt / (double)steps);
+    narmai_uq_destroy(&q);
+}
+
+/* A burst of distinct tags queued at once, then drained: the table grows
+ * with the burst and gives the memory back once it is drained. */
+static void test_uq_burst(void)
+{
+    unit_phase("uq: a burst of 2^17 distinct tags grows the table; draining shrinks it again");
+    const long n = 1L << 17;
+    struct narmai_uq q;
+    narmai_uq_init(&q);
+    struct narmai_uq_stats st;
+    for (long i = 0; i < n; i++)
+        if (!CHECK(narmai_uq_push(&q, (int32_t)(i % 3), (int32_t)i, i) == NARMA_SUCCESS, "push %ld",
+                   i))
+            break;
+    narmai_uq_get_stats(&q, &st);
+    uint32_t peak = st.buckets;
+    CHECK(st.bins == (uint32_t)(2 * n + 3) && uq_bounded(&q, "burst", n),
+          "burst: %u bins, expected %ld", st.bins, 2 * n + 3);
+    for (long i = 0; i < n; i++) {
+        int shape = (int)(i % 4);
+        int32_t s, t;
+        int64_t b = -1;
+        int32_t ps = shape_src(shape, (int32_t)(i % 3)), pt = shape_tag(shape, (int32_t)i);
+        if (!CHECK(narmai_uq_pop(&q, ps, pt, &s, &t, &b) && b == i, "drain %ld: got #%lld", i,
+                   (long long)b))
+            break;
+        if ((i & 255) == 0 && !uq_bounded(&q, "drain", i)) break;
+    }
+    narmai_uq_get_stats(&q, &st);
+    CHECK(st.entries == 0 && st.bins == 0 && st.idle_bins <= NARMAI_UQ_IDLE_BINS_MIN &&
+              st.buckets <= 8 * NARMAI_UQ_IDLE_BINS_MIN,
+          "drained: %zu entries, %u bins, %u empty bins, %u buckets (peak %u)", st.entries, st.bins,
+          st.idle_bins, st.buckets, peak);
+    CHECK(st.cached_entries <= NARMAI_UQ_CACHED_ENTRIES_MAX, "%u free entries kept after the burst",
+          st.cached_entries);
+    narmai_uq_destroy(&q);
+}
+
+/* Cost of the common case, a few keys used over and over: 64 entries queued,
+ * each step pushes a random key and pops the oldest entry of a random key
+ * (or the oldest of all). Printed, not asserted. */
+static void test_uq_steady_timing(void)
+{
+    unit_phase("uq: push/pop cost with a fixed key set (printed)");
+    const long steps = 1000000;
+    struct narmai_uq q;
+    narmai_uq_init(&q);
+    unit_rand r;
+    unit_rand_seed(&r, 5);
+    for (int i = 0; i < 64; i++)
+        narmai_uq_push(&q, (int32_t)unit_rand_below(&r, 8), (int32_t)unit_rand_below(&r, 16), i);
+    long found = 0;
+    double t0 = now_ns();
+    for (long i = 0; i < steps; i++) {
+        int32_t s, t;
+        int64_t b;
+        narmai_uq_push(&q, (int32_t)unit_rand_below(&r, 8), (int32_t)unit_rand_below(&r, 16), i);
+        if (!narmai_uq_pop(&q, (int32_t)unit_rand_below(&r, 8), (int32_t)unit_rand_below(&r, 16),
+                           &s, &t, &b))
+            found += narmai_uq_pop(&q, NARMA_ANY_SOURCE, NARMA_ANY_TAG, &s, &t, &b);
+        else
+            found++;
+    }
+    double dt = now_ns() - t0;
+    CHECK(found == steps && q.count == 64, "the queue keeps 64 entries (%zu)", q.count);
+    printf("uq fixed keys (8 sources x 16 tags, 64 queued): %.1f ns per push+pop\n",
+           dt / (double)steps);
+    narmai_uq_destroy(&q);
 }
 
 /* ---- the matching engine ---- */
@@ -543,9 +725,12 @@ static void test_engine_random(void)
 
 int main(void)
 {
-    unit_begin(30);
+    unit_begin(60); /* the sanitizer build on a loaded machine needs a few seconds */
     test_uq_basics();
     test_uq_random();
+    test_uq_time_step_tags();
+    test_uq_burst();
+    test_uq_steady_timing();
     test_engine_rules();
     test_engine_random();
     return unit_done("test_match");
