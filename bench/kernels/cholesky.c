@@ -503,7 +503,6 @@ static int parse(int argc, char **argv, struct options *o)
         o->dist2d = !strcmp(dist, "2d");
         if (!o->dist2d && strcmp(dist, "1d")) rc = fprintf(stderr, BENCH ": bad --dist '%s'\n", dist) > 0;
     }
-    if (rc == 0 && o->c.quick && o->nt == 48) o->nt = 12;
     return rc;
 }
 

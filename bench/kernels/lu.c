@@ -286,7 +286,6 @@ static int parse(int argc, char **argv, struct options *o)
         .quick_reps = 3,
     };
     int rc = bench_parse(argc, argv, &spec, &o->c);
-    if (rc == 0 && o->c.quick && o->n == 384) o->n = 96;
     return rc;
 }
 

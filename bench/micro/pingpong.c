@@ -116,7 +116,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         .nopts = (int)(sizeof own / sizeof *own),
         .quick_reps = 1,
         .quick_iters = 200,
-        .quick_sizes = "8,4K,64K",
+        .quick_sizes = "8,4K,64K,1M",
     };
     int rc = bench_parse(argc, argv, &spec, &o->c);
     if (rc == 0 && o->c.quick) o->costs = 0;
