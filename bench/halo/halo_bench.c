@@ -122,7 +122,7 @@ int main(int argc, char **argv)
     int found = 0;
     for (size_t k = 0; prc == 0 && k < sizeof presets / sizeof presets[0]; k++)
         if (!strcmp(pname, presets[k].name)) P = presets[k], found = 1;
-    if (prc == 0 && !found) prc = fprintf(stderr, "halo_bench: unknown preset '%s'\n", pname) > 0;
+    if (prc == 0 && !found) prc = bench_error("halo_bench: unknown preset '%s'", pname);
     if (prc) {
         MPI_Finalize();
         return prc < 0 ? 0 : 2;
@@ -287,8 +287,8 @@ int main(int argc, char **argv)
                         mx[0], ratio, same);
             else if (out) {
                 for (int k = 0; k < 2; k++)
-                    fprintf(out, "%s,%s,%s,%.6f,%.6f,%.6f,%.4f,%d\n", P.name, name,
-                            k ? "NS" : "EW", avg[k], mn[k], mx[k], dir[k], same);
+                    fprintf(out, "%s,%s,%s,%.6f,%.6f,%.6f,%.4f,%d\n", P.name, name, k ? "NS" : "EW",
+                            avg[k], mn[k], mx[k], dir[k], same);
                 fprintf(out, "%s,%s,total,%.6f,%.6f,%.6f,%.4f,%d\n", P.name, name, tot, tmn, tmx,
                         ratio, same);
             }

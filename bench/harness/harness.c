@@ -243,6 +243,41 @@ const char *bench_cell(int failed, double v, char *buf, size_t len)
     return buf;
 }
 
+void bench_print_pairs(const char *bench, const char *title, const char *const *names,
+                       const int *selected, const struct bench_pair *pairs, int npairs,
+                       const double *x, int reps, size_t size)
+{
+    printf("\n# %s (median of per-repetition ratios)\n", title);
+    for (int p = 0; p < npairs; p++) {
+        int a = pairs[p].num, b = pairs[p].den;
+        if (!selected[a] || !selected[b]) continue;
+        char label[96];
+        snprintf(label, sizeof label, "%s/%s", names[a], names[b]);
+        double v = bench_rep_median(x + (size_t)a * reps, x + (size_t)b * reps, reps);
+        printf("  %-38s %8.3f\n", label, v);
+        bench_csv_row(bench, label, size, "ratio", v);
+    }
+}
+
+int bench_error(const char *fmt, ...)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) return 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+int bench_stop(int rc)
+{
+    NARMA_Finalize();
+    return rc < 0 ? 0 : 1;
+}
+
 /* ---- watchdog ----------------------------------------------------------- */
 
 static char watchdog_msg[256];
@@ -260,8 +295,9 @@ void bench_watchdog(int seconds, const char *prog, const char *what, const char 
 {
     char r[32] = "";
     if (rep >= 0) snprintf(r, sizeof r, ", repetition %d", rep);
-    snprintf(watchdog_msg, sizeof watchdog_msg, "\n%s: TIMEOUT: no progress in %d s: %s%s%s, size %zu%s\n",
-             prog, seconds, what, scheme ? " of " : "", scheme ? scheme : "", size, r);
+    snprintf(watchdog_msg, sizeof watchdog_msg,
+             "\n%s: TIMEOUT: no progress in %d s: %s%s%s, size %zu%s\n", prog, seconds, what,
+             scheme ? " of " : "", scheme ? scheme : "", size, r);
     signal(SIGALRM, watchdog_fire);
     alarm((unsigned)(seconds > 0 ? seconds : 0));
 }
@@ -481,8 +517,8 @@ int bench_parse(int argc, char **argv, const struct bench_spec *spec, struct ben
             lo[n++] = (struct option){bare[i], required_argument, 0, i};
     for (int i = 0; i < spec->nopts; i++) {
         int arg = spec->opts[i].type != BENCH_OPT_FLAG && spec->opts[i].type != BENCH_OPT_UNFLAG;
-        lo[n++] = (struct option){spec->opts[i].name, arg ? required_argument : no_argument, 0,
-                                  OWN + i};
+        lo[n++] =
+            (struct option){spec->opts[i].name, arg ? required_argument : no_argument, 0, OWN + i};
     }
     lo[n++] = (struct option){"csv", required_argument, 0, 'c'};
     lo[n++] = (struct option){"quick", no_argument, 0, 'q'};

@@ -41,13 +41,13 @@ void bench_die(const char *where, const char *fmt, ...)
     } while (0)
 
 /** Abort every rank unless a narma call returns NARMA_SUCCESS. */
-#define NARMA_CHECK(call)                                                                        \
-    do {                                                                                         \
-        int bench_nrc_ = (call);                                                                 \
-        if (bench_nrc_ != NARMA_SUCCESS)                                                         \
-            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,                          \
-                      NARMA_Strerror(bench_nrc_), bench_nrc_,                                    \
-                      bench_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0);                  \
+#define NARMA_CHECK(call)                                                       \
+    do {                                                                        \
+        int bench_nrc_ = (call);                                                \
+        if (bench_nrc_ != NARMA_SUCCESS)                                        \
+            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,         \
+                      NARMA_Strerror(bench_nrc_), bench_nrc_,                   \
+                      bench_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
     } while (0)
 
 /* ---- options ------------------------------------------------------------ */
@@ -82,7 +82,7 @@ struct bench_common {
     const char *csv;
     int quick;
     int selected[BENCH_MAX_SCHEMES]; /**< per scheme of spec->schemes (all by default) */
-    unsigned given;                /**< bench_uses bits of the options on the command line */
+    unsigned given;                  /**< bench_uses bits of the options on the command line */
 };
 
 enum bench_opt_type {
@@ -183,7 +183,8 @@ void bench_print_header(const char *title, MPI_Comm comm);
  * (re)arms an alarm naming what runs; when it fires the process prints
  * "TIMEOUT: ..." on stderr and exits with 3.
  */
-/** Arm for `seconds` (0 disarms); prog/what/scheme/size/rep name the work (scheme NULL, rep < 0: not said). */
+/** Arm for `seconds` (0 disarms); prog/what/scheme/size/rep name the work (scheme NULL, rep < 0:
+ * not said). */
 void bench_watchdog(int seconds, const char *prog, const char *what, const char *scheme,
                     size_t size, int rep);
 
@@ -256,5 +257,26 @@ void bench_csv_close(void);
  * significant decimals (buf holds it).
  */
 const char *bench_cell(int failed, double v, char *buf, size_t len);
+
+/** A ratio of two schemes: numerator over denominator (indices into the scheme names). */
+struct bench_pair {
+    int num, den;
+};
+
+/**
+ * Print "# <title> (median of per-repetition ratios)" and, for every pair
+ * whose schemes are both selected, "  num/den  value", where value is the
+ * median over reps of x[num*reps + r] / x[den*reps + r]; each also as a CSV
+ * row (bench, "num/den", size, "ratio", value).
+ */
+void bench_print_pairs(const char *bench, const char *title, const char *const *names,
+                       const int *selected, const struct bench_pair *pairs, int npairs,
+                       const double *x, int reps, size_t size);
+
+/** Print "prog: message" on rank 0 of MPI_COMM_WORLD only (option errors); returns 1. */
+int bench_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** After bench_parse returned rc != 0: finalize narma; the exit code (0 after --help). */
+int bench_stop(int rc);
 
 #endif /* NARMA_BENCH_HARNESS_H */

@@ -481,12 +481,14 @@ static double residual(struct state *s)
 static int parse(int argc, char **argv, struct options *o)
 {
     const char *dist = "1d";
-*o = (struct options){.c = {.reps = 11, .timeout = 60}, .nt = 48, .b = 8, .tol = 1e-10};
+    *o = (struct options){.c = {.reps = 11, .timeout = 60}, .nt = 48, .b = 8, .tol = 1e-10};
     const struct bench_opt own[] = {
         {"nt", BENCH_OPT_INT, &o->nt, 1, "tiles per dimension (default 48)"},
         {"b", BENCH_OPT_INT, &o->b, 1, "tile order (default 8; matrix order n = nt*b)"},
-        {"dist", BENCH_OPT_STRING, &dist, 0, "1d|2d: column-cyclic or 2-D block-cyclic (default 1d)"},
-        {"tol", BENCH_OPT_DOUBLE, &o->tol, 0, "validation tolerance on ||A-LL^T||/||A|| (default 1e-10)"},
+        {"dist", BENCH_OPT_STRING, &dist, 0,
+         "1d|2d: column-cyclic or 2-D block-cyclic (default 1d)"},
+        {"tol", BENCH_OPT_DOUBLE, &o->tol, 0,
+         "validation tolerance on ||A-LL^T||/||A|| (default 1e-10)"},
     };
     const struct bench_spec spec = {
         .prog = BENCH,
@@ -501,7 +503,7 @@ static int parse(int argc, char **argv, struct options *o)
     int rc = bench_parse(argc, argv, &spec, &o->c);
     if (rc == 0) {
         o->dist2d = !strcmp(dist, "2d");
-        if (!o->dist2d && strcmp(dist, "1d")) rc = fprintf(stderr, BENCH ": bad --dist '%s'\n", dist) > 0;
+        if (!o->dist2d && strcmp(dist, "1d")) rc = bench_error(BENCH ": bad --dist '%s'", dist);
     }
     return rc;
 }
@@ -513,10 +515,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     struct options o;
     int rc = parse(argc, argv, &o);
-    if (rc) {
-        NARMA_CHECK(NARMA_Finalize());
-        return rc < 0 ? 0 : 1;
-    }
+    if (rc) return bench_stop(rc);
     struct geom g;
     geom_init(&g, MPI_COMM_WORLD, &o);
     int *tag_ub, flag;
@@ -527,7 +526,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    bench_print_header("narma cholesky: task-based tiled Cholesky (notified-access paper VI-C)", MPI_COMM_WORLD);
+    bench_print_header("narma cholesky: task-based tiled Cholesky (notified-access paper VI-C)",
+                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# matrix order %d = %d tiles of %d x %d (%zu B); %s distribution (%d x %d grid)\n",
                g.n, g.nt, g.b, g.b, g.tsz * sizeof(double),
@@ -582,24 +582,16 @@ int main(int argc, char **argv)
             int s = ids[k];
             double v = bench_rep_median(&gf[s * o.c.reps], NULL, o.c.reps);
             printf("  %-14s %12.3f %12.3f %10.2f %14.3e\n", scheme_names[s], v,
-                   (double)g.n * g.n * g.n / 3.0 / v / 1e6, bench_spread(&gf[s * o.c.reps], o.c.reps),
-                   worst[s]);
+                   (double)g.n * g.n * g.n / 3.0 / v / 1e6,
+                   bench_spread(&gf[s * o.c.reps], o.c.reps), worst[s]);
             bench_csv_row(BENCH, scheme_names[s], (size_t)g.n, "gflops", v);
             bench_csv_row(BENCH, scheme_names[s], (size_t)g.n, "residual", worst[s]);
         }
-        printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {{S_NARMA_NOTIFY, S_MPI_PROBE},
-                                       {S_NARMA_NOTIFY, S_MPI_ONESIDED},
-                                       {S_MPI_ONESIDED, S_MPI_PROBE}};
-        for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
-            int a = pairs[p][0], b = pairs[p][1];
-            if (!o.c.selected[a] || !o.c.selected[b]) continue;
-            char label[64];
-            snprintf(label, sizeof label, "%s/%s", scheme_names[a], scheme_names[b]);
-            double v = bench_rep_median(&gf[a * o.c.reps], &gf[b * o.c.reps], o.c.reps);
-            printf("  %-28s %8.3f\n", label, v);
-            bench_csv_row(BENCH, label, (size_t)g.n, "ratio", v);
-        }
+        static const struct bench_pair pairs[] = {{S_NARMA_NOTIFY, S_MPI_PROBE},
+                                                  {S_NARMA_NOTIFY, S_MPI_ONESIDED},
+                                                  {S_MPI_ONESIDED, S_MPI_PROBE}};
+        bench_print_pairs(BENCH, "Rate ratios", scheme_names, o.c.selected, pairs,
+                          (int)(sizeof pairs / sizeof *pairs), gf, o.c.reps, (size_t)g.n);
         printf(failed ? "\nERROR: solution does not validate\n" : "\nSolution validates\n");
         fflush(stdout);
         bench_csv_close();

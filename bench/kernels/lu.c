@@ -272,8 +272,10 @@ static int parse(int argc, char **argv, struct options *o)
     *o = (struct options){.c = {.reps = 21, .timeout = 60}, .n = 384, .tol = 1e-12};
     const struct bench_opt own[] = {
         {"n", BENCH_OPT_INT, &o->n, 1, "matrix order (default 384)"},
-        {"tol", BENCH_OPT_DOUBLE, &o->tol, 0, "validation tolerance on ||A-LU||/||A|| (default 1e-12)"},
-        {"lookahead", BENCH_OPT_FLAG, &o->lookahead, 0, "owner of row k+1 finishes and sends it before its other updates"},
+        {"tol", BENCH_OPT_DOUBLE, &o->tol, 0,
+         "validation tolerance on ||A-LU||/||A|| (default 1e-12)"},
+        {"lookahead", BENCH_OPT_FLAG, &o->lookahead, 0,
+         "owner of row k+1 finishes and sends it before its other updates"},
     };
     const struct bench_spec spec = {
         .prog = BENCH,
@@ -296,12 +298,10 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     struct options o;
     int rc = parse(argc, argv, &o);
-    if (rc) {
-        NARMA_CHECK(NARMA_Finalize());
-        return rc < 0 ? 0 : 1;
-    }
+    if (rc) return bench_stop(rc);
     bench_print_header("narma lu: 1-D row-cyclic LU with PSCW pivot-row broadcasts "
-                              "(nonblocking-RMA paper VIII-B)", MPI_COMM_WORLD);
+                       "(nonblocking-RMA paper VIII-B)",
+                       MPI_COMM_WORLD);
     struct lu s;
     lu_setup(&s, MPI_COMM_WORLD, o.n);
     if (rank == 0) {
@@ -355,18 +355,10 @@ int main(int argc, char **argv)
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.n, "gflops", v);
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.n, "residual", worst[sc]);
         }
-        printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {
+        static const struct bench_pair pairs[] = {
             {S_NONBLOCKING, S_BLOCKING}, {S_NONBLOCKING, S_EAGER}, {S_EAGER, S_BLOCKING}};
-        for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
-            int a = pairs[p][0], b = pairs[p][1];
-            if (!o.c.selected[a] || !o.c.selected[b]) continue;
-            char label[64];
-            snprintf(label, sizeof label, "%s/%s", scheme_names[a], scheme_names[b]);
-            double v = bench_rep_median(&gf[a * o.c.reps], &gf[b * o.c.reps], o.c.reps);
-            printf("  %-38s %8.3f\n", label, v);
-            bench_csv_row(BENCH, label, (size_t)o.n, "ratio", v);
-        }
+        bench_print_pairs(BENCH, "Rate ratios", scheme_names, o.c.selected, pairs,
+                          (int)(sizeof pairs / sizeof *pairs), gf, o.c.reps, (size_t)o.n);
         printf(failed ? "\nERROR: solution does not validate\n" : "\nSolution validates\n");
         fflush(stdout);
         bench_csv_close();

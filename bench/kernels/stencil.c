@@ -427,19 +427,14 @@ static int parse_options(int argc, char **argv, struct options *o)
     };
     int rc = bench_parse(argc, argv, &spec, &o->c);
     if (rc == 0 && o->c.quick && o->m == 1000 && o->n == 1000) o->m = o->n = 200;
-    if (rc == 0 && o->m - 1 > NARMA_TAG_UB) {
-        fprintf(stderr, PROG ": --m must be at most %d\n", NARMA_TAG_UB + 1);
-        rc = 1;
-    }
+    if (rc == 0 && o->m - 1 > NARMA_TAG_UB)
+        rc = bench_error(PROG ": --m must be at most %d", NARMA_TAG_UB + 1);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
-    if (NARMA_Init(&argc, &argv) != NARMA_SUCCESS) {
-        fprintf(stderr, PROG ": NARMA_Init failed\n");
-        return 1;
-    }
+    NARMA_CHECK(NARMA_Init(&argc, &argv));
     int rank, np;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &np));
@@ -449,13 +444,10 @@ int main(int argc, char **argv)
         if (rank == 0) fprintf(stderr, PROG ": --n (%ld) must be >= the ranks (%d)\n", o.n, np);
         bad = 1;
     }
-    if (bad) {
-        NARMA_Finalize();
-        return bad < 0 ? 0 : 1;
-    }
+    if (bad) return bench_stop(bad);
 
     bench_print_header("narma " PROG ": pipelined stencil (PRK Synch_p2p), paper section VI-A",
-                      MPI_COMM_WORLD);
+                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# grid            : %ld x %ld (columns split over %d ranks), %ld timed iterations "
                "+ 1 warm-up, %d interleaved repetitions\n",
@@ -526,7 +518,8 @@ int main(int argc, char **argv)
                     q[i] = r[i] / rate[S_SENDRECV * o.c.reps + i];
                 ratio = bench_rep_median(q, NULL, o.c.reps);
             }
-            double mr = bench_rep_median(r, NULL, o.c.reps), ms = bench_rep_median(secs + s * o.c.reps, NULL, o.c.reps);
+            double mr = bench_rep_median(r, NULL, o.c.reps),
+                   ms = bench_rep_median(secs + s * o.c.reps, NULL, o.c.reps);
             printf("%-16s %14.2f %16.6e %12.3f %18.3f\n", scheme_names[s], mr, ms, mx / mn, ratio);
             bench_csv_row(PROG, scheme_names[s], (size_t)o.n, "mflops", mr);
             bench_csv_row(PROG, scheme_names[s], (size_t)o.n, "avg_time_s", ms);

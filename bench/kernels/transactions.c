@@ -199,8 +199,10 @@ static int parse(int argc, char **argv, struct options *o)
         {"tx", BENCH_OPT_LONG, &o->tx, 1, "transactions per rank and repetition (default 10000)"},
         {"k", BENCH_OPT_INT, &o->k, 1, "accumulates per transaction (default 8; the CSV size)"},
         {"slots", BENCH_OPT_INT, &o->slots, 1, "int64 slots per window (default 1024)"},
-        {"depth", BENCH_OPT_INT, &o->depth, 1, "nonblocking transactions in flight per batch (default 32)"},
-        {"sliding", BENCH_OPT_FLAG, &o->sliding, 0, "refill transactions as they complete (NARMA_Waitsome), not per batch"},
+        {"depth", BENCH_OPT_INT, &o->depth, 1,
+         "nonblocking transactions in flight per batch (default 32)"},
+        {"sliding", BENCH_OPT_FLAG, &o->sliding, 0,
+         "refill transactions as they complete (NARMA_Waitsome), not per batch"},
     };
     const struct bench_spec spec = {
         .prog = BENCH,
@@ -224,12 +226,11 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     struct options o;
     int rc = parse(argc, argv, &o);
-    if (rc) {
-        NARMA_CHECK(NARMA_Finalize());
-        return rc < 0 ? 0 : 1;
-    }
-    bench_print_header("narma transactions: unstructured atomic transactions in exclusive lock epochs "
-              "(nonblocking-RMA paper IV-B, VIII-B)", MPI_COMM_WORLD);
+    if (rc) return bench_stop(rc);
+    bench_print_header(
+        "narma transactions: unstructured atomic transactions in exclusive lock epochs "
+        "(nonblocking-RMA paper IV-B, VIII-B)",
+        MPI_COMM_WORLD);
     struct tx s;
     tx_setup(&s, MPI_COMM_WORLD, &o);
     if (rank == 0) {
@@ -277,18 +278,10 @@ int main(int argc, char **argv)
                    bench_spread(&rate[sc * o.c.reps], o.c.reps));
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.k, "tx_per_s", v);
         }
-        printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {
+        static const struct bench_pair pairs[] = {
             {S_REORDER, S_BLOCKING}, {S_NONBLOCKING, S_BLOCKING}, {S_REORDER, S_NONBLOCKING}};
-        for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
-            int a = pairs[p][0], b = pairs[p][1];
-            if (!o.c.selected[a] || !o.c.selected[b]) continue;
-            char label[64];
-            snprintf(label, sizeof label, "%s/%s", scheme_names[a], scheme_names[b]);
-            double v = bench_rep_median(&rate[a * o.c.reps], &rate[b * o.c.reps], o.c.reps);
-            printf("  %-38s %8.3f\n", label, v);
-            bench_csv_row(BENCH, label, (size_t)o.k, "ratio", v);
-        }
+        bench_print_pairs(BENCH, "Rate ratios", scheme_names, o.c.selected, pairs,
+                          (int)(sizeof pairs / sizeof *pairs), rate, o.c.reps, (size_t)o.k);
         printf(failed ? "\nERROR: solution does not validate\n" : "\nSolution validates\n");
         fflush(stdout);
         bench_csv_close();

@@ -261,9 +261,9 @@ static int parse_options(int argc, char **argv, struct options *o)
     }
     for (int z = 0; rc == 0 && z < o->c.nsizes; z++)
         if (o->c.sizes[z] % sizeof(double) || o->c.sizes[z] / sizeof(double) > (1u << 30))
-            rc = fprintf(stderr, PROG ": sizes must be multiples of 8 B\n") > 0;
+            rc = bench_error(PROG ": sizes must be multiples of 8 B");
     if (rc == 0 && o->arity > MAX_ARITY)
-        rc = fprintf(stderr, PROG ": --arity must be at most %d\n", MAX_ARITY) > 0;
+        rc = bench_error(PROG ": --arity must be at most %d", MAX_ARITY);
     return rc;
 }
 
@@ -278,26 +278,20 @@ static int depth(int np, int k)
 
 int main(int argc, char **argv)
 {
-    if (NARMA_Init(&argc, &argv) != NARMA_SUCCESS) {
-        fprintf(stderr, PROG ": NARMA_Init failed\n");
-        return 1;
-    }
+    NARMA_CHECK(NARMA_Init(&argc, &argv));
     int rank, np;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &np));
     struct options o;
     int bad = parse_options(argc, argv, &o);
-    if (bad) {
-        NARMA_Finalize();
-        return bad < 0 ? 0 : 1;
-    }
+    if (bad) return bench_stop(bad);
     size_t max_size = 0;
     for (int z = 0; z < o.c.nsizes; z++)
         if (o.c.sizes[z] > max_size) max_size = o.c.sizes[z];
 
     bench_print_header("narma " PROG
-                      ": k-ary tree reduction to rank 0 (paper: 16-ary), section VI-B",
-                      MPI_COMM_WORLD);
+                       ": k-ary tree reduction to rank 0 (paper: 16-ary), section VI-B",
+                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# tree            : arity %d, depth %d over %d ranks; %ld reductions per block "
                "(+ %ld warm-up), %d interleaved repetitions\n",

@@ -49,7 +49,6 @@ static const char *const scheme_names[S_COUNT] = {[S_ISEND] = "mpi_isend",
 
 struct options {
     struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
-
 };
 
 struct pair {
@@ -289,10 +288,7 @@ enum metric { M_OVERLAP, M_COMM, M_COMPUTE, M_TOTAL, M_COUNT };
 
 int main(int argc, char **argv)
 {
-    if (NARMA_Init(&argc, &argv) != NARMA_SUCCESS) {
-        fprintf(stderr, PROG ": NARMA_Init failed\n");
-        return 1;
-    }
+    NARMA_CHECK(NARMA_Init(&argc, &argv));
     int wrank, wsize;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &wrank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &wsize));
@@ -302,10 +298,7 @@ int main(int argc, char **argv)
         if (wrank == 0) fprintf(stderr, PROG ": needs 2 ranks\n");
         bad = 1;
     }
-    if (bad) {
-        NARMA_Finalize();
-        return bad < 0 ? 0 : 1;
-    }
+    if (bad) return bench_stop(bad);
 
     struct pair p = {.rank = wrank};
     MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &p.comm));
@@ -314,8 +307,8 @@ int main(int argc, char **argv)
         for (int z = 0; z < o.c.nsizes; z++)
             if (o.c.sizes[z] > p.max_size) p.max_size = o.c.sizes[z];
         bench_print_header("narma " PROG ": communication/computation overlap, paper section V-A "
-                          "(figure 4a)",
-                          p.comm);
+                           "(figure 4a)",
+                           p.comm);
         double unit = calibrate_unit();
         MPI_CHECK(MPI_Bcast(&unit, 1, MPI_DOUBLE, 0, p.comm));
         if (p.rank == 0) {
@@ -366,8 +359,9 @@ int main(int argc, char **argv)
                     if (status[s] != BENCH_READY) continue;
                     int wrong;
                     bench_watchdog(o.c.timeout, PROG, "run", scheme_names[s], o.c.sizes[z], rep);
-                    struct block_result r = block(&sc[s], &p, o.c.sizes[z], iters_for(&o, o.c.sizes[z]),
-                                                  unit, seed++, samples, &wrong);
+                    struct block_result r =
+                        block(&sc[s], &p, o.c.sizes[z], iters_for(&o, o.c.sizes[z]), unit, seed++,
+                              samples, &wrong);
                     if (wrong) status[s] = BENCH_FAILED;
                     AT(M_OVERLAP, s, z)[rep] = r.overlap;
                     AT(M_COMM, s, z)[rep] = r.t_comm;
@@ -411,7 +405,8 @@ int main(int argc, char **argv)
                             printf(" %14s", "FAILED");
                             continue;
                         }
-                        double v = (tables[m].scale) * bench_rep_median(AT(m, s, z), NULL, o.c.reps);
+                        double v =
+                            (tables[m].scale) * bench_rep_median(AT(m, s, z), NULL, o.c.reps);
                         printf(m == M_OVERLAP ? " %14.1f" : " %14.3f", v);
                         /* CSV: overlap as a fraction in [0, 1] */
                         bench_csv_row(PROG, scheme_names[s], o.c.sizes[z], tables[m].metric,
@@ -422,12 +417,14 @@ int main(int argc, char **argv)
             }
             printf(failed ? "\nERROR: data does not validate (see stderr)\n"
                           : "\nSolution validates\n");
-            printf("# SUMMARY overlap (%%) at %zu B / %zu B:", o.c.sizes[0], o.c.sizes[o.c.nsizes - 1]);
+            printf("# SUMMARY overlap (%%) at %zu B / %zu B:", o.c.sizes[0],
+                   o.c.sizes[o.c.nsizes - 1]);
             for (int s = 0; s < S_COUNT; s++)
                 if (status[s] == BENCH_READY)
                     printf(" %s=%.0f/%.0f", scheme_names[s],
                            (100) * bench_rep_median(AT(M_OVERLAP, s, 0), NULL, o.c.reps),
-                           (100) * bench_rep_median(AT(M_OVERLAP, s, o.c.nsizes - 1), NULL, o.c.reps));
+                           (100) *
+                               bench_rep_median(AT(M_OVERLAP, s, o.c.nsizes - 1), NULL, o.c.reps));
             printf("\n");
             fflush(stdout);
         }

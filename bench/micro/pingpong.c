@@ -123,8 +123,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     int f = 0;
     while (f < PP_NFLAVORS && strcmp(o->flavor, pp_flavor_names[f]))
         f++;
-    if (rc == 0 && f == PP_NFLAVORS)
-        rc = fprintf(stderr, BENCH ": unknown --flavor '%s'\n", o->flavor) > 0;
+    if (rc == 0 && f == PP_NFLAVORS) rc = bench_error(BENCH ": unknown --flavor '%s'", o->flavor);
     pp_flavor = (enum pp_flavor)(f % PP_NFLAVORS);
     return rc;
 }
@@ -285,8 +284,8 @@ static void run_phase(const struct options *o, const struct pp_env *env, struct 
                 } else {
                     long iters = iters_for(o, size);
                     long warm = o->c.warmup >= 0 ? o->c.warmup : iters / 10 + 1;
-                    *at(res, res->lat, s, z, rep) = latency_block(
-                        schemes[s], &inst[s], size, iters, warm, (*block)++, samples, &bad);
+                    *at(res, res->lat, s, z, rep) = latency_block(schemes[s], &inst[s], size, iters,
+                                                                  warm, (*block)++, samples, &bad);
                 }
                 settle_block(env, bad, &st[s]);
             }
@@ -335,7 +334,8 @@ static void print_table(const struct options *o, const struct results *r, double
                     v = rep_median(r, x, at(r, base, S_MPI_SENDRECV, z, 0));
                 break;
             case V_RATIO_RAW:
-                if (st[S_RAW_SHM] == BENCH_READY) v = rep_median(r, x, at(r, base, S_RAW_SHM, z, 0));
+                if (st[S_RAW_SHM] == BENCH_READY)
+                    v = rep_median(r, x, at(r, base, S_RAW_SHM, z, 0));
                 break;
             case V_SPREAD:
                 v = bench_spread(x, r->reps);
@@ -390,7 +390,8 @@ static void print_bw_ratio(const struct options *o, const struct results *r,
             ok ? rep_median(r, at(r, r->bw, S_NARMA_NOTIFY, z, 0), at(r, r->bw, S_RAW_SHM, z, 0))
                : NAN;
         char buf[32];
-        printf("%-12zu %26s\n", o->c.sizes[z], cell(ok ? BENCH_READY : BENCH_OFF, v, buf, sizeof buf));
+        printf("%-12zu %26s\n", o->c.sizes[z],
+               cell(ok ? BENCH_READY : BENCH_OFF, v, buf, sizeof buf));
         if (ok) bench_csv_row(BENCH, "notify_bw/raw_memcpy_bw", o->c.sizes[z], "ratio", v);
     }
 }
@@ -508,8 +509,7 @@ static void print_header(const struct options *o, const struct pp_env *env, int 
     printf("# window flavor   : %s (narma schemes; MPI's schemes use MPI_Win_allocate); "
            "its narma transport: %s\n",
            pp_flavor_names[pp_flavor], transport);
-    if (node)
-        /* The library answers per window; a split shows as "shm+mpi" once it exists. */
+    if (node) /* The library answers per window; a split shows as "shm+mpi" once it exists. */
         printf("# per-target      : NARMA_NODE_SIZE=%s set before NARMA_Init; per-target "
                "transports %s\n",
                node,

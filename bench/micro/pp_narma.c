@@ -324,10 +324,10 @@ static void notify_stream(struct pp_inst *inst, size_t size)
     const struct pp_env *env = inst->env;
     if (env->rank == PP_CLIENT) {
         for (int i = 0; i < PP_WINDOW; i++)
-            NARMA_CHECK(NARMA_Put_notify(
-                inst->sbuf, (int)size, MPI_BYTE, env->peer,
-                st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size, MPI_BYTE,
-                st->win, TAG_STREAM));
+            NARMA_CHECK(
+                NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                                 st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                                 (int)size, MPI_BYTE, st->win, TAG_STREAM));
         NARMA_CHECK(NARMA_Win_flush(env->peer, st->win)); /* one flush per window */
         wait_notification(&st->ack);
     } else {

@@ -677,7 +677,8 @@ int main(int argc, char **argv)
     g.delay_us = 1000;
     const struct bench_opt own[] = {
         {"pattern", BENCH_OPT_STRING, &only, 0, "run one pattern only (see the list below)"},
-        {"delay-us", BENCH_OPT_LONG, &g.delay_us, 0, "a late peer's or a computation's delay (default 1000)"},
+        {"delay-us", BENCH_OPT_LONG, &g.delay_us, 0,
+         "a late peer's or a computation's delay (default 1000)"},
         {"size", BENCH_OPT_SIZE, &g.size, 0, "bytes per put (default 1M)"},
     };
     const struct bench_spec spec = {
