@@ -98,6 +98,63 @@ int bench_any(int flag, MPI_Comm comm)
     return any;
 }
 
+struct bench_run bench_run_of(const char *prog, const struct bench_common *c,
+                              const char *const *names, int nschemes, int with_sizes, MPI_Comm comm)
+{
+    return (struct bench_run){.prog = prog,
+                              .what = "run",
+                              .names = names,
+                              .nschemes = nschemes,
+                              .sizes = with_sizes ? c->sizes : NULL,
+                              .nsizes = with_sizes ? c->nsizes : 1,
+                              .reps = c->reps,
+                              .timeout = c->timeout,
+                              .comm = comm};
+}
+
+void bench_status_init(enum bench_status *status, const int *selected, int n)
+{
+    for (int s = 0; s < n; s++)
+        status[s] = selected[s] ? BENCH_READY : BENCH_OFF;
+}
+
+int bench_failed(const enum bench_status *status, int n)
+{
+    int failed = 0;
+    for (int s = 0; s < n; s++)
+        failed |= status[s] == BENCH_FAILED;
+    return failed;
+}
+
+void bench_interleave(const struct bench_run *run, enum bench_status *status, bench_block_fn fn,
+                      void *ctx, double *out)
+{
+    int sel[BENCH_MAX_SCHEMES], rank;
+    for (int s = 0; s < run->nschemes && s < BENCH_MAX_SCHEMES; s++)
+        sel[s] = status[s] == BENCH_READY;
+    int n = bench_count(sel, run->nschemes);
+    MPI_CHECK(MPI_Comm_rank(run->comm, &rank));
+    double t0 = bench_now();
+    for (int rep = 0; rep < run->reps; rep++) {
+        if (rank == 0)
+            fprintf(stderr, "%s: %s repetition %d/%d (%.1f s)\n", run->prog, run->what, rep + 1,
+                    run->reps, bench_now() - t0);
+        for (int z = 0; z < run->nsizes; z++) {
+            size_t size = run->sizes ? run->sizes[z] : 0;
+            for (int k = 0; k < n; k++) {
+                int s = bench_rotated(sel, run->nschemes, rep + z, k);
+                if (status[s] != BENCH_READY) continue;
+                int bad = 0;
+                bench_watchdog(run->timeout, run->prog, run->what, run->names[s], size, rep);
+                double v = fn(ctx, s, z, rep, &bad);
+                if (out) out[((size_t)s * run->nsizes + z) * run->reps + rep] = v;
+                if (bench_any(bad, run->comm)) status[s] = BENCH_FAILED;
+            }
+        }
+    }
+    alarm(0);
+}
+
 /* ---- sizes ------------------------------------------------------------- */
 
 size_t bench_parse_size(const char *s)
@@ -278,6 +335,38 @@ int bench_stop(int rc)
     return rc < 0 ? 0 : 1;
 }
 
+void bench_print_table(const struct bench_table *t, const double *x)
+{
+    printf("\n# %s\n# %-10s", t->title, "Size");
+    for (int s = 0; s < t->nschemes; s++)
+        if (t->status[s] != BENCH_OFF) printf(" %15s", t->names[s]);
+    printf("\n");
+    double scale = t->scale ? t->scale : 1, csv_scale = t->csv_scale ? t->csv_scale : scale;
+    for (int z = 0; z < t->nsizes; z++) {
+        printf("%-12zu", t->sizes[z]);
+        for (int s = 0; s < t->nschemes; s++) {
+            if (t->status[s] == BENCH_OFF) continue;
+            const double *v = x + ((size_t)s * t->nsizes + z) * t->reps;
+            double m = NAN;
+            if (t->spread)
+                m = bench_spread(v, t->reps);
+            else if (t->den < 0)
+                m = bench_rep_median(v, NULL, t->reps);
+            else if (t->status[t->den] == BENCH_READY) {
+                const double *d = x + ((size_t)t->den * t->nsizes + z) * t->reps;
+                m = t->invert ? bench_rep_median(d, v, t->reps) : bench_rep_median(v, d, t->reps);
+            }
+            int ok = t->status[s] == BENCH_READY && !isnan(m);
+            char buf[32];
+            printf(" %15s",
+                   bench_cell(t->status[s] == BENCH_FAILED, ok ? scale * m : NAN, buf, sizeof buf));
+            if (ok && t->metric)
+                bench_csv_row(t->prog, t->names[s], t->sizes[z], t->metric, csv_scale * m);
+        }
+        printf("\n");
+    }
+}
+
 /* ---- watchdog ----------------------------------------------------------- */
 
 static char watchdog_msg[256];
@@ -376,6 +465,14 @@ void bench_print_header(const char *title, MPI_Comm comm)
     printf("%s\n", size > 16 ? " ..." : "");
     free(cores);
     fflush(stdout);
+}
+
+void bench_print_schemes(const char *const *names, const int *selected, int n)
+{
+    printf("# schemes         :");
+    for (int s = 0; s < n; s++)
+        if (selected[s]) printf(" %s", names[s]);
+    printf("\n");
 }
 
 /* ---- options ------------------------------------------------------------ */

@@ -161,6 +161,47 @@ enum bench_status { BENCH_OFF, BENCH_UNAVAILABLE, BENCH_READY, BENCH_FAILED };
 
 /** Number of selected schemes. */
 int bench_count(const int *selected, int n);
+/**
+ * One block of an interleaved run: scheme s at size index z in repetition rep
+ * (collective on the run's comm). Returns the value to store (NaN: none) and
+ * sets *bad when the block failed validation on this rank.
+ */
+typedef double (*bench_block_fn)(void *ctx, int s, int z, int rep, int *bad);
+
+/** What bench_interleave runs. */
+struct bench_run {
+    const char *prog, *what;  /**< name the work on the watchdog and progress lines */
+    const char *const *names; /**< scheme names */
+    int nschemes;
+    const size_t *sizes; /**< NULL: one block per scheme and repetition */
+    int nsizes;          /**< 1 with sizes == NULL */
+    int reps, timeout;
+    MPI_Comm comm; /**< agrees on failures; rank 0 prints progress */
+};
+
+/**
+ * The run of the shared options c: its repetitions, timeout and (with_sizes)
+ * sizes; what = "run".
+ */
+struct bench_run bench_run_of(const char *prog, const struct bench_common *c,
+                              const char *const *names, int nschemes, int with_sizes,
+                              MPI_Comm comm);
+/** status[s] = BENCH_READY for the selected schemes, BENCH_OFF for the others. */
+void bench_status_init(enum bench_status *status, const int *selected, int n);
+/** 1 when some scheme is BENCH_FAILED. */
+int bench_failed(const enum bench_status *status, int n);
+
+/**
+ * The interleaved repetitions: for every repetition and size, every scheme
+ * that is BENCH_READY runs one block, in an order rotated per repetition and
+ * size; the watchdog names each block; a failure on any rank marks the scheme
+ * BENCH_FAILED (it runs no more blocks). out[(s*nsizes + z)*reps + rep] gets
+ * the block's value (out may be NULL). A line per repetition on stderr shows
+ * that a long run is alive.
+ */
+void bench_interleave(const struct bench_run *run, enum bench_status *status, bench_block_fn fn,
+                      void *ctx, double *out);
+
 /** Agree across comm on a failure flag (max). */
 int bench_any(int flag, MPI_Comm comm);
 
@@ -175,6 +216,9 @@ void bench_transport(MPI_Comm comm, char *buf, size_t len);
  * and the core each rank runs on.
  */
 void bench_print_header(const char *title, MPI_Comm comm);
+
+/** Rank 0's "# schemes         : a b c" line: the selected ones of names[0..n). */
+void bench_print_schemes(const char *const *names, const int *selected, int n);
 
 /* ---- watchdog ----------------------------------------------------------- */
 /*
@@ -278,5 +322,25 @@ int bench_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** After bench_parse returned rc != 0: finalize narma; the exit code (0 after --help). */
 int bench_stop(int rc);
+
+/** An OSU-style table of values laid out [(scheme*nsizes + size)*reps + rep]. */
+struct bench_table {
+    const char *title;  /**< "# <title>" */
+    const char *prog;   /**< CSV bench column */
+    const char *metric; /**< CSV metric column; NULL: no CSV rows */
+    const char *const *names;
+    const enum bench_status *status; /**< a column per scheme that is not BENCH_OFF */
+    int nschemes;
+    const size_t *sizes;
+    int nsizes, reps;
+    double scale;     /**< the printed value is scale * the median (0: 1) */
+    double csv_scale; /**< the same for the CSV value (0: scale) */
+    int den;          /**< -1: medians; else medians of per-repetition ratios to scheme den */
+    int invert;       /**< with den: den's value over the scheme's (a speed-up) */
+    int spread;       /**< max/min over repetitions instead */
+};
+
+/** Print the table ("# Size" and a column per scheme, a row per size) and its CSV rows. */
+void bench_print_table(const struct bench_table *t, const double *x);
 
 #endif /* NARMA_BENCH_HARNESS_H */

@@ -508,6 +508,37 @@ static int parse(int argc, char **argv, struct options *o)
     return rc;
 }
 
+/* One block of the interleaved run: factorise, time (slowest rank), validate. */
+struct chol_run {
+    struct state *st;
+    const struct geom *g;
+    double tol, worst[S_COUNT]; /* worst residual per scheme */
+    int rank;
+};
+
+static double chol_block(void *ctx, int s, int z, int rep, int *bad)
+{
+    struct chol_run *c = ctx;
+    (void)z;
+    state_reset(&c->st[s]);
+    double t0 = bench_now();
+    factorise(&c->st[s]);
+    double dt = bench_now() - t0;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, c->g->comm));
+    double res = residual(&c->st[s]);
+    MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, c->g->comm));
+    if (res > c->worst[s] || isnan(res)) c->worst[s] = res;
+    if (!(res <= c->tol)) {
+        *bad = 1;
+        if (c->rank == 0)
+            fprintf(stderr,
+                    "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
+                    "||A-LL^T||/||A|| = %.3e > %.1e\n",
+                    scheme_names[s], rep, res, c->tol);
+    }
+    return (double)c->g->n * c->g->n * c->g->n / 3.0 / dt / 1e9;
+}
+
 int main(int argc, char **argv)
 {
     NARMA_CHECK(NARMA_Init(&argc, &argv));
@@ -549,31 +580,16 @@ int main(int argc, char **argv)
             ids[ns++] = s;
         }
     double *gf = malloc((size_t)S_COUNT * o.c.reps * sizeof *gf);
-    double worst[S_COUNT] = {0};
-    int failed = 0;
-    for (int r = 0; r < o.c.reps; r++)
-        for (int k = 0; k < ns; k++) {
-            int s = ids[(k + r) % ns];
-            bench_watchdog(o.c.timeout, BENCH, "run", scheme_names[s], 0, r);
-            state_reset(&st[s]);
-            double t0 = bench_now();
-            factorise(&st[s]);
-            double dt = bench_now() - t0;
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, g.comm));
-            gf[s * o.c.reps + r] = (double)g.n * g.n * g.n / 3.0 / dt / 1e9;
-            double res = residual(&st[s]);
-            MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, g.comm));
-            if (res > worst[s] || isnan(res)) worst[s] = res;
-            if (!(res <= o.tol)) {
-                failed = 1;
-                if (rank == 0)
-                    fprintf(stderr,
-                            "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
-                            "||A-LL^T||/||A|| = %.3e > %.1e\n",
-                            scheme_names[s], r, res, o.tol);
-            }
-        }
-    alarm(0);
+    if (!gf) bench_die(BENCH_HERE, "out of memory");
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        gf[i] = NAN;
+    struct chol_run cr = {.st = st, .g = &g, .tol = o.tol, .rank = rank};
+    const struct bench_run run = bench_run_of(BENCH, &o.c, scheme_names, S_COUNT, 0, g.comm);
+    enum bench_status status[S_COUNT];
+    bench_status_init(status, o.c.selected, S_COUNT);
+    bench_interleave(&run, status, chol_block, &cr, gf);
+    int failed = bench_failed(status, S_COUNT);
+    const double *worst = cr.worst;
 
     if (rank == 0) {
         printf("\n# %-14s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread",

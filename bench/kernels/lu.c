@@ -291,6 +291,38 @@ static int parse(int argc, char **argv, struct options *o)
     return rc;
 }
 
+/* One block of the interleaved run: fill, factorise, time (slowest rank), validate. */
+struct lu_run {
+    struct lu *s;
+    const struct options *o;
+    double flops, worst[S_COUNT]; /* worst residual per scheme */
+    int rank;
+};
+
+static double lu_block(void *ctx, int sc, int z, int rep, int *bad)
+{
+    struct lu_run *l = ctx;
+    (void)z;
+    lu_fill(l->s);
+    MPI_CHECK(MPI_Barrier(l->s->comm));
+    double t0 = bench_now();
+    factorise(l->s, sc, l->o->lookahead);
+    double dt = bench_now() - t0;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, l->s->comm));
+    double res = residual(l->s);
+    MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, l->s->comm));
+    if (res > l->worst[sc] || isnan(res)) l->worst[sc] = res;
+    if (!(res <= l->o->tol)) {
+        *bad = 1;
+        if (l->rank == 0)
+            fprintf(stderr,
+                    "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
+                    "||A-LU||/||A|| = %.3e > %.1e\n",
+                    scheme_names[sc], rep, res, l->o->tol);
+    }
+    return l->flops / dt / 1e9;
+}
+
 int main(int argc, char **argv)
 {
     NARMA_CHECK(NARMA_Init(&argc, &argv));
@@ -317,33 +349,18 @@ int main(int argc, char **argv)
     for (int i = 0; i < S_COUNT; i++)
         if (o.c.selected[i]) ids[ns++] = i;
     double *gf = malloc((size_t)S_COUNT * o.c.reps * sizeof *gf);
-    double worst[S_COUNT] = {0};
-    int failed = 0;
+    if (!gf) bench_die(BENCH_HERE, "out of memory");
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        gf[i] = NAN;
     const double flops = 2.0 * o.n * (double)o.n * o.n / 3.0;
-    for (int r = 0; r < o.c.reps; r++)
-        for (int k = 0; k < ns; k++) {
-            int sc = ids[(k + r) % ns];
-            bench_watchdog(o.c.timeout, BENCH, "run", scheme_names[sc], 0, r);
-            lu_fill(&s);
-            MPI_CHECK(MPI_Barrier(s.comm));
-            double t0 = bench_now();
-            factorise(&s, sc, o.lookahead);
-            double dt = bench_now() - t0;
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, s.comm));
-            gf[sc * o.c.reps + r] = flops / dt / 1e9;
-            double res = residual(&s);
-            MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, s.comm));
-            if (res > worst[sc] || isnan(res)) worst[sc] = res;
-            if (!(res <= o.tol)) {
-                failed = 1;
-                if (rank == 0)
-                    fprintf(stderr,
-                            "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
-                            "||A-LU||/||A|| = %.3e > %.1e\n",
-                            scheme_names[sc], r, res, o.tol);
-            }
-        }
-    alarm(0);
+    struct lu_run lr = {.s = &s, .o = &o, .flops = flops, .rank = rank};
+    const struct bench_run run = bench_run_of(BENCH, &o.c, scheme_names, S_COUNT, 0, s.comm);
+    enum bench_status status[S_COUNT];
+    bench_status_init(status, o.c.selected, S_COUNT);
+    bench_interleave(&run, status, lu_block, &lr, gf);
+    int failed = bench_failed(status, S_COUNT);
+    const double *worst = lr.worst;
+
     if (rank == 0) {
         printf("\n# %-18s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread",
                "max residual");

@@ -432,6 +432,19 @@ static int parse_options(int argc, char **argv, struct options *o)
     return rc;
 }
 
+/* One block of the interleaved run: one warm-up and --iters timed iterations of scheme s. */
+struct stencil_run {
+    struct stencil *st;
+    long iters;
+};
+
+static double stencil_block(void *ctx, int s, int z, int rep, int *bad)
+{
+    struct stencil_run *r = ctx;
+    (void)z, (void)rep;
+    return run_scheme(&r->st[s], r->iters, bad) / (double)r->iters; /* seconds per iteration */
+}
+
 int main(int argc, char **argv)
 {
     NARMA_CHECK(NARMA_Init(&argc, &argv));
@@ -453,10 +466,7 @@ int main(int argc, char **argv)
                "+ 1 warm-up, %d interleaved repetitions\n",
                o.m, o.n, np, o.c.iters, o.c.reps);
         printf("# rate            : 2*(m-1)*(n-1) flops per iteration / slowest rank's time\n");
-        printf("# schemes         :");
-        for (int s = 0; s < S_COUNT; s++)
-            if (o.c.selected[s]) printf(" %s", scheme_names[s]);
-        printf("\n");
+        bench_print_schemes(scheme_names, o.c.selected, S_COUNT);
         fflush(stdout);
     }
     if (rank == 0) bench_csv_open(o.c.csv);
@@ -476,29 +486,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < S_COUNT * o.c.reps; i++)
         rate[i] = secs[i] = NAN;
     double flops = 2.0 * (double)(o.m - 1) * (double)(o.n - 1);
-    int nsel = bench_count(o.c.selected, S_COUNT);
+    struct stencil_run sr = {.st = st, .iters = o.c.iters};
+    const struct bench_run run = bench_run_of(PROG, &o.c, scheme_names, S_COUNT, 0, MPI_COMM_WORLD);
+    bench_interleave(&run, status, stencil_block, &sr, secs);
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        rate[i] = 1e-6 * flops / secs[i];
 
-    double t_start = bench_now();
-    for (int rep = 0; rep < o.c.reps; rep++) {
-        for (int k = 0; k < nsel; k++) {
-            int s = bench_rotated(o.c.selected, S_COUNT, rep, k);
-            if (status[s] != BENCH_READY) continue;
-            int wrong;
-            bench_watchdog(o.c.timeout, PROG, "run", scheme_names[s], (size_t)o.n, rep);
-            double t = run_scheme(&st[s], o.c.iters, &wrong);
-            if (wrong) status[s] = BENCH_FAILED;
-            secs[s * o.c.reps + rep] = t / (double)o.c.iters;
-            rate[s * o.c.reps + rep] = 1e-6 * flops * (double)o.c.iters / t;
-        }
-        if (rank == 0)
-            fprintf(stderr, PROG ": repetition %d/%d (%.1f s)\n", rep + 1, o.c.reps,
-                    bench_now() - t_start);
-    }
-    alarm(0);
-
-    int failed = 0;
-    for (int s = 0; s < S_COUNT; s++)
-        failed |= status[s] == BENCH_FAILED;
+    int failed = bench_failed(status, S_COUNT);
     if (rank == 0) {
         printf("\n# Rates: median over repetitions; ratio = median of per-repetition ratios\n");
         printf("# %-14s %14s %16s %12s %18s\n", "Scheme", "MFlops/s", "Avg time (s)", "max/min",

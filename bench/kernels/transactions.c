@@ -219,6 +219,30 @@ static int parse(int argc, char **argv, struct options *o)
     return rc;
 }
 
+/* One block of the interleaved run: every rank's transactions, timed (slowest rank), checked. */
+struct tx_run {
+    struct tx *s;
+    long tx;
+    int rank;
+};
+
+static double tx_block(void *ctx, int sc, int z, int rep, int *bad)
+{
+    struct tx_run *t = ctx;
+    (void)z;
+    MPI_CHECK(MPI_Barrier(t->s->comm));
+    double t0 = bench_now();
+    run(t->s, sc);
+    double dt = bench_now() - t0;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, t->s->comm));
+    long wrong = check(t->s, sc);
+    if (wrong && t->rank == 0)
+        fprintf(stderr, "!!! " BENCH ": %s repetition %d: %ld wrong slots in total\n",
+                scheme_names[sc], rep, wrong);
+    *bad = wrong != 0;
+    return (double)t->tx * t->s->size / dt;
+}
+
 int main(int argc, char **argv)
 {
     NARMA_CHECK(NARMA_Init(&argc, &argv));
@@ -251,24 +275,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < S_COUNT; i++)
         if (o.c.selected[i]) ids[ns++] = i;
     double *rate = malloc((size_t)S_COUNT * o.c.reps * sizeof *rate);
-    long failed = 0;
-    for (int r = 0; r < o.c.reps; r++)
-        for (int k = 0; k < ns; k++) {
-            int sc = ids[(k + r) % ns];
-            bench_watchdog(o.c.timeout, BENCH, "run", scheme_names[sc], 0, r);
-            MPI_CHECK(MPI_Barrier(s.comm));
-            double t0 = bench_now();
-            run(&s, sc);
-            double dt = bench_now() - t0;
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, s.comm));
-            rate[sc * o.c.reps + r] = (double)o.tx * s.size / dt;
-            long bad = check(&s, sc);
-            if (bad && rank == 0)
-                fprintf(stderr, "!!! " BENCH ": %s repetition %d: %ld wrong slots in total\n",
-                        scheme_names[sc], r, bad);
-            failed += bad;
-        }
-    alarm(0);
+    if (!rate) bench_die(BENCH_HERE, "out of memory");
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        rate[i] = NAN;
+    struct tx_run tr = {.s = &s, .tx = o.tx, .rank = rank};
+    const struct bench_run run = bench_run_of(BENCH, &o.c, scheme_names, S_COUNT, 0, s.comm);
+    enum bench_status status[S_COUNT];
+    bench_status_init(status, o.c.selected, S_COUNT);
+    bench_interleave(&run, status, tx_block, &tr, rate);
+    int failed = bench_failed(status, S_COUNT);
+
     if (rank == 0) {
         printf("\n# %-18s %16s %10s\n", "Scheme", "transactions/s", "spread");
         for (int k = 0; k < ns; k++) {

@@ -276,6 +276,21 @@ static int depth(int np, int k)
     return d;
 }
 
+/* One block of the interleaved run: --iters reductions of one size. */
+struct tree_run {
+    struct tree *tr;
+    const size_t *sizes;
+    long iters, k; /* k: reductions so far (seeds the data) */
+    double *samples;
+};
+
+static double tree_block(void *ctx, int s, int z, int rep, int *bad)
+{
+    struct tree_run *r = ctx;
+    (void)rep;
+    return block(&r->tr[s], r->sizes[z], r->iters, &r->k, r->samples, bad);
+}
+
 int main(int argc, char **argv)
 {
     NARMA_CHECK(NARMA_Init(&argc, &argv));
@@ -298,10 +313,7 @@ int main(int argc, char **argv)
                o.arity, depth(np, o.arity), np, o.c.iters, o.c.iters / 10 + 1, o.c.reps);
         printf("# time            : rank 0, from its exit of an untimed MPI_Barrier to the "
                "validated result; median per block\n");
-        printf("# schemes         :");
-        for (int s = 0; s < S_COUNT; s++)
-            if (o.c.selected[s]) printf(" %s", scheme_names[s]);
-        printf("\n");
+        bench_print_schemes(scheme_names, o.c.selected, S_COUNT);
         fflush(stdout);
     }
     if (rank == 0) bench_csv_open(o.c.csv);
@@ -323,70 +335,31 @@ int main(int argc, char **argv)
         lat[i] = NAN;
 #define LAT(s, z) (lat + ((size_t)(s) * (size_t)o.c.nsizes + (size_t)(z)) * (size_t)o.c.reps)
 
-    int nsel = bench_count(o.c.selected, S_COUNT);
-    long k = 0;
-    double t_start = bench_now();
-    for (int rep = 0; rep < o.c.reps; rep++) {
-        for (int z = 0; z < o.c.nsizes; z++) {
-            for (int i = 0; i < nsel; i++) {
-                int s = bench_rotated(o.c.selected, S_COUNT, rep + z, i);
-                if (status[s] != BENCH_READY) continue;
-                int wrong;
-                bench_watchdog(o.c.timeout, PROG, "run", scheme_names[s], o.c.sizes[z], rep);
-                LAT(s, z)[rep] = block(&tr[s], o.c.sizes[z], o.c.iters, &k, samples, &wrong);
-                if (wrong) status[s] = BENCH_FAILED;
-            }
-        }
-        if (rank == 0)
-            fprintf(stderr, PROG ": repetition %d/%d (%.1f s)\n", rep + 1, o.c.reps,
-                    bench_now() - t_start);
-    }
-    alarm(0);
+    struct tree_run trun = {.tr = tr, .sizes = o.c.sizes, .iters = o.c.iters, .samples = samples};
+    const struct bench_run run = bench_run_of(PROG, &o.c, scheme_names, S_COUNT, 1, MPI_COMM_WORLD);
+    bench_interleave(&run, status, tree_block, &trun, lat);
 
-    int failed = 0;
-    for (int s = 0; s < S_COUNT; s++)
-        failed |= status[s] == BENCH_FAILED;
+    int failed = bench_failed(status, S_COUNT);
     if (rank == 0) {
-        printf("\n# Size  Latency (us): rank 0's reduction time, median over repetitions\n# %-10s",
-               "Size");
-        for (int s = 0; s < S_COUNT; s++)
-            if (status[s] != BENCH_OFF) printf(" %14s", scheme_names[s]);
-        printf("\n");
-        for (int z = 0; z < o.c.nsizes; z++) {
-            printf("%-12zu", o.c.sizes[z]);
-            for (int s = 0; s < S_COUNT; s++) {
-                if (status[s] == BENCH_OFF) continue;
-                if (status[s] == BENCH_FAILED) {
-                    printf(" %14s", "FAILED");
-                    continue;
-                }
-                double v = bench_rep_median(LAT(s, z), NULL, o.c.reps);
-                printf(" %14.3f", v);
-                bench_csv_row(PROG, scheme_names[s], o.c.sizes[z], "latency_us", v);
-            }
-            printf("\n");
-        }
+        struct bench_table t = {
+            .title = "Size  Latency (us): rank 0's reduction time, median over repetitions",
+            .prog = PROG,
+            .metric = "latency_us",
+            .names = scheme_names,
+            .status = status,
+            .nschemes = S_COUNT,
+            .sizes = o.c.sizes,
+            .nsizes = o.c.nsizes,
+            .reps = o.c.reps,
+            .den = -1};
+        bench_print_table(&t, lat);
         if (status[S_REDUCE] == BENCH_READY) {
-            printf("\n# Speedup over mpi_reduce (its time / the scheme's; median of "
-                   "per-repetition ratios)\n# %-10s",
-                   "Size");
-            for (int s = 0; s < S_COUNT; s++)
-                if (status[s] != BENCH_OFF) printf(" %14s", scheme_names[s]);
-            printf("\n");
-            for (int z = 0; z < o.c.nsizes; z++) {
-                printf("%-12zu", o.c.sizes[z]);
-                for (int s = 0; s < S_COUNT; s++) {
-                    if (status[s] == BENCH_OFF) continue;
-                    if (status[s] == BENCH_FAILED) {
-                        printf(" %14s", "FAILED");
-                        continue;
-                    }
-                    double v = bench_rep_median(LAT(S_REDUCE, z), LAT(s, z), o.c.reps);
-                    printf(" %14.3f", v);
-                    bench_csv_row(PROG, scheme_names[s], o.c.sizes[z], "speedup_vs_reduce", v);
-                }
-                printf("\n");
-            }
+            t.title = "Speedup over mpi_reduce (its time / the scheme's; median of per-repetition "
+                      "ratios)";
+            t.metric = "speedup_vs_reduce";
+            t.den = S_REDUCE;
+            t.invert = 1;
+            bench_print_table(&t, lat);
         }
         if (failed) {
             printf("\nERROR: solution does not validate (see stderr)\n");

@@ -286,6 +286,33 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 enum metric { M_OVERLAP, M_COMM, M_COMPUTE, M_TOTAL, M_COUNT };
 
+/* One block of the interleaved run; the four metrics go to res[metric]. */
+struct overlap_run {
+    struct scheme *sc;
+    const struct pair *p;
+    const struct options *o;
+    double unit;
+    uint64_t seed;
+    double *samples;
+    double **res; /* [metric][(scheme*nsizes + size)*reps + rep] */
+};
+
+static double overlap_block(void *ctx, int s, int z, int rep, int *bad)
+{
+    struct overlap_run *r = ctx;
+    size_t size = r->o->c.sizes[z];
+    struct block_result b =
+        block(&r->sc[s], r->p, size, iters_for(r->o, size), r->unit, r->seed++, r->samples, bad);
+    const double v[M_COUNT] = {[M_OVERLAP] = b.overlap,
+                               [M_COMM] = b.t_comm,
+                               [M_COMPUTE] = b.t_compute,
+                               [M_TOTAL] = b.t_total};
+    size_t at = ((size_t)s * (size_t)r->o->c.nsizes + (size_t)z) * (size_t)r->o->c.reps + rep;
+    for (int m = 0; m < M_COUNT; m++)
+        r->res[m][at] = v[m];
+    return NAN;
+}
+
 int main(int argc, char **argv)
 {
     NARMA_CHECK(NARMA_Init(&argc, &argv));
@@ -321,10 +348,7 @@ int main(int argc, char **argv)
             printf("# iterations      : %ld per phase up to %d B (medians), %d interleaved "
                    "repetitions; untimed barrier between iterations\n",
                    o.c.iters, SCALE_FROM, o.c.reps);
-            printf("# schemes         :");
-            for (int s = 0; s < S_COUNT; s++)
-                if (o.c.selected[s]) printf(" %s", scheme_names[s]);
-            printf("\n");
+            bench_print_schemes(scheme_names, o.c.selected, S_COUNT);
             fflush(stdout);
             bench_csv_open(o.c.csv);
         }
@@ -349,33 +373,11 @@ int main(int argc, char **argv)
 #define AT(m, s, z) (res[m] + ((size_t)(s) * (size_t)o.c.nsizes + (size_t)(z)) * (size_t)o.c.reps)
         double *samples = malloc((size_t)o.c.iters * sizeof *samples);
         if (!samples) bench_die(BENCH_HERE, "out of memory");
-        int nsel = bench_count(o.c.selected, S_COUNT);
-        uint64_t seed = 1;
-        double t_start = bench_now();
-        for (int rep = 0; rep < o.c.reps; rep++) {
-            for (int z = 0; z < o.c.nsizes; z++) {
-                for (int i = 0; i < nsel; i++) {
-                    int s = bench_rotated(o.c.selected, S_COUNT, rep + z, i);
-                    if (status[s] != BENCH_READY) continue;
-                    int wrong;
-                    bench_watchdog(o.c.timeout, PROG, "run", scheme_names[s], o.c.sizes[z], rep);
-                    struct block_result r =
-                        block(&sc[s], &p, o.c.sizes[z], iters_for(&o, o.c.sizes[z]), unit, seed++,
-                              samples, &wrong);
-                    if (wrong) status[s] = BENCH_FAILED;
-                    AT(M_OVERLAP, s, z)[rep] = r.overlap;
-                    AT(M_COMM, s, z)[rep] = r.t_comm;
-                    AT(M_COMPUTE, s, z)[rep] = r.t_compute;
-                    AT(M_TOTAL, s, z)[rep] = r.t_total;
-                }
-            }
-            if (p.rank == 0)
-                fprintf(stderr, PROG ": repetition %d/%d (%.1f s)\n", rep + 1, o.c.reps,
-                        bench_now() - t_start);
-        }
-        alarm(0);
-        for (int s = 0; s < S_COUNT; s++)
-            failed |= status[s] == BENCH_FAILED;
+        struct overlap_run orun = {
+            .sc = sc, .p = &p, .o = &o, .unit = unit, .seed = 1, .samples = samples, .res = res};
+        const struct bench_run run = bench_run_of(PROG, &o.c, scheme_names, S_COUNT, 1, p.comm);
+        bench_interleave(&run, status, overlap_block, &orun, NULL);
+        failed = bench_failed(status, S_COUNT);
 
         if (p.rank == 0) {
             static const struct {
@@ -393,27 +395,20 @@ int main(int argc, char **argv)
                              1e6},
             };
             for (int m = 0; m < M_COUNT; m++) {
-                printf("\n# %s\n# %-10s", tables[m].title, "Size");
-                for (int s = 0; s < S_COUNT; s++)
-                    if (status[s] != BENCH_OFF) printf(" %14s", scheme_names[s]);
-                printf("\n");
-                for (int z = 0; z < o.c.nsizes; z++) {
-                    printf("%-12zu", o.c.sizes[z]);
-                    for (int s = 0; s < S_COUNT; s++) {
-                        if (status[s] == BENCH_OFF) continue;
-                        if (status[s] == BENCH_FAILED) {
-                            printf(" %14s", "FAILED");
-                            continue;
-                        }
-                        double v =
-                            (tables[m].scale) * bench_rep_median(AT(m, s, z), NULL, o.c.reps);
-                        printf(m == M_OVERLAP ? " %14.1f" : " %14.3f", v);
-                        /* CSV: overlap as a fraction in [0, 1] */
-                        bench_csv_row(PROG, scheme_names[s], o.c.sizes[z], tables[m].metric,
-                                      m == M_OVERLAP ? v / 100 : v);
-                    }
-                    printf("\n");
-                }
+                /* CSV: overlap as a fraction in [0, 1] */
+                const struct bench_table t = {.title = tables[m].title,
+                                              .prog = PROG,
+                                              .metric = tables[m].metric,
+                                              .names = scheme_names,
+                                              .status = status,
+                                              .nschemes = S_COUNT,
+                                              .sizes = o.c.sizes,
+                                              .nsizes = o.c.nsizes,
+                                              .reps = o.c.reps,
+                                              .scale = tables[m].scale,
+                                              .csv_scale = m == M_OVERLAP ? 1 : 0,
+                                              .den = -1};
+                bench_print_table(&t, res[m]);
             }
             printf(failed ? "\nERROR: data does not validate (see stderr)\n"
                           : "\nSolution validates\n");

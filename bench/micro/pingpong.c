@@ -237,62 +237,58 @@ static double stream_block(const struct pp_scheme *s, struct pp_inst *inst, size
     return (double)PP_WINDOW * (double)size / bench_median(samples, (size_t)windows) / 1e6;
 }
 
-/* Agree on failures (both ranks must skip a failed scheme from now on). */
-static void settle_block(const struct pp_env *env, int bad, enum bench_status *st)
+/* One block of an interleaved phase (latency, or streaming when stream != 0). */
+struct phase {
+    const struct options *o;
+    struct pp_inst *inst;
+    uint64_t *block;
+    double *samples;
+    int stream;
+};
+
+static double phase_block(void *ctx, int s, int z, int rep, int *bad)
 {
-    if (bench_any(bad, env->comm)) *st = BENCH_FAILED;
+    struct phase *ph = ctx;
+    const struct options *o = ph->o;
+    size_t size = o->c.sizes[z];
+    (void)rep;
+    if (ph->stream)
+        return stream_block(schemes[s], &ph->inst[s], size, windows_for(o, size), (*ph->block)++,
+                            ph->samples, bad);
+    long iters = iters_for(o, size);
+    long warm = o->c.warmup >= 0 ? o->c.warmup : iters / 10 + 1;
+    return latency_block(schemes[s], &ph->inst[s], size, iters, warm, (*ph->block)++, ph->samples,
+                         bad);
 }
 
-/* A line on stderr per repetition, so a long run shows it is alive. */
-static void progress(const char *what, int rep, int reps)
-{
-    static double t0;
-    if (t0 == 0) t0 = bench_now();
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0)
-        fprintf(stderr, "pingpong: %s repetition %d/%d (%.0f s)\n", what, rep + 1, reps,
-                bench_now() - t0);
-}
-
-/* One phase (latency, or streaming when stream != 0): every repetition measures every
- * size and, per size, every ready scheme once, in an order rotated per repetition and size. */
+/* One phase through the harness's interleaved repetitions; streaming runs only the
+ * schemes that stream, and a failure in either phase retires the scheme. */
 static void run_phase(const struct options *o, const struct pp_env *env, struct pp_inst *inst,
                       enum bench_status *st, struct results *res, uint64_t *block, int stream)
 {
-    int sel[S_COUNT];
-    for (int s = 0; s < S_COUNT; s++)
-        sel[s] = st[s] == BENCH_READY && (!stream || schemes[s]->stream);
-    int n = bench_count(sel, S_COUNT);
-    long cap = stream ? windows_for(o, 1) : o->c.iters;
-    double *samples = malloc((size_t)cap * sizeof *samples);
-    if (!samples) bench_die(BENCH_HERE, "out of memory");
-    const char *what = stream ? "stream" : "ping-pong";
-    for (int rep = 0; rep < o->c.reps; rep++) {
-        progress(what, rep, o->c.reps);
-        for (int z = 0; z < o->c.nsizes; z++) {
-            size_t size = o->c.sizes[z];
-            for (int k = 0; k < n; k++) {
-                int s = bench_rotated(sel, S_COUNT, rep + z, k); /* rotate who goes first */
-                if (st[s] != BENCH_READY) continue;
-                int bad;
-                bench_watchdog(o->c.timeout, BENCH, what, schemes[s]->name, size, rep);
-                if (stream) {
-                    *at(res, res->bw, s, z, rep) =
-                        stream_block(schemes[s], &inst[s], size, windows_for(o, size), (*block)++,
-                                     samples, &bad);
-                } else {
-                    long iters = iters_for(o, size);
-                    long warm = o->c.warmup >= 0 ? o->c.warmup : iters / 10 + 1;
-                    *at(res, res->lat, s, z, rep) = latency_block(schemes[s], &inst[s], size, iters,
-                                                                  warm, (*block)++, samples, &bad);
-                }
-                settle_block(env, bad, &st[s]);
-            }
-        }
+    static const char *names[S_COUNT];
+    enum bench_status phase_st[S_COUNT];
+    for (int s = 0; s < S_COUNT; s++) {
+        names[s] = schemes[s]->name;
+        phase_st[s] = stream && !schemes[s]->stream ? BENCH_OFF : st[s];
     }
-    alarm(0);
-    free(samples);
+    long cap = stream ? windows_for(o, 1) : o->c.iters;
+    struct phase ph = {.o = o, .inst = inst, .block = block, .stream = stream};
+    ph.samples = malloc((size_t)cap * sizeof *ph.samples);
+    if (!ph.samples) bench_die(BENCH_HERE, "out of memory");
+    const struct bench_run run = {.prog = BENCH,
+                                  .what = stream ? "stream" : "ping-pong",
+                                  .names = names,
+                                  .nschemes = S_COUNT,
+                                  .sizes = o->c.sizes,
+                                  .nsizes = o->c.nsizes,
+                                  .reps = o->c.reps,
+                                  .timeout = o->c.timeout,
+                                  .comm = env->comm};
+    bench_interleave(&run, phase_st, phase_block, &ph, stream ? res->bw : res->lat);
+    for (int s = 0; s < S_COUNT; s++)
+        if (phase_st[s] == BENCH_FAILED) st[s] = BENCH_FAILED;
+    free(ph.samples);
 }
 
 /* ---- reporting (client only) ------------------------------------------- */
@@ -309,45 +305,33 @@ static const char *cell(enum bench_status st, double v, char *buf, size_t len)
     return bench_cell(st == BENCH_FAILED, st == BENCH_READY ? v : NAN, buf, len);
 }
 
-/* One OSU-style table: "# Size" then a column per scheme. */
+/* One OSU-style table (the harness's): "# Size" then a column per scheme. */
 static void print_table(const struct options *o, const struct results *r, double *base,
                         const enum bench_status *st, int stream_only, enum view view,
                         const char *title, const char *metric)
 {
-    printf("\n# %s\n# %-10s", title, "Size");
-    for (int s = 0; s < S_COUNT; s++)
-        if (st[s] != BENCH_OFF && (!stream_only || schemes[s]->stream))
-            printf(" %15s", schemes[s]->name);
-    printf("\n");
-    for (int z = 0; z < o->c.nsizes; z++) {
-        printf("%-12zu", o->c.sizes[z]);
-        for (int s = 0; s < S_COUNT; s++) {
-            if (st[s] == BENCH_OFF || (stream_only && !schemes[s]->stream)) continue;
-            const double *x = at(r, base, s, z, 0);
-            double v = NAN;
-            switch (view) {
-            case V_VALUE:
-                v = rep_median(r, x, NULL);
-                break;
-            case V_RATIO_SENDRECV:
-                if (st[S_MPI_SENDRECV] == BENCH_READY)
-                    v = rep_median(r, x, at(r, base, S_MPI_SENDRECV, z, 0));
-                break;
-            case V_RATIO_RAW:
-                if (st[S_RAW_SHM] == BENCH_READY)
-                    v = rep_median(r, x, at(r, base, S_RAW_SHM, z, 0));
-                break;
-            case V_SPREAD:
-                v = bench_spread(x, r->reps);
-                break;
-            }
-            char buf[32];
-            printf(" %15s", cell(st[s], v, buf, sizeof buf));
-            if (st[s] == BENCH_READY && !isnan(v))
-                bench_csv_row(BENCH, schemes[s]->name, o->c.sizes[z], metric, v);
-        }
-        printf("\n");
+    static const char *names[S_COUNT];
+    enum bench_status shown[S_COUNT];
+    for (int s = 0; s < S_COUNT; s++) {
+        names[s] = schemes[s]->name;
+        shown[s] = stream_only && !schemes[s]->stream ? BENCH_OFF : st[s];
     }
+    const struct bench_table t = {
+        .title = title,
+        .prog = BENCH,
+        .metric = metric,
+        .names = names,
+        .status = shown,
+        .nschemes = S_COUNT,
+        .sizes = o->c.sizes,
+        .nsizes = r->nsizes,
+        .reps = r->reps,
+        .den = view == V_RATIO_SENDRECV ? S_MPI_SENDRECV
+               : view == V_RATIO_RAW    ? S_RAW_SHM
+                                        : -1,
+        .spread = view == V_SPREAD,
+    };
+    bench_print_table(&t, base);
 }
 
 static double key_ratio(const struct results *r, double *base, const enum bench_status *st, int k,
