@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
-# Build narma and run the ping-pong benchmark on 2 ranks, one per core:
-#     ./scripts/bench.sh [--mpi auto|mpich|openmpi|system] [-- <benchmark arguments, e.g. --csv>]
+# Build narma and run the benchmark suite (tools/narma-bench) on 2 ranks, one per core:
+#     ./scripts/bench.sh [--mpi auto|mpich|openmpi|system] [-- <narma-bench arguments, e.g. --quick>]
 #
 # Uses the same MPI selection and build directory as scripts/test.sh (see scripts/ensure-env.sh).
 set -euo pipefail
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
         exit 0
         ;;
     *)
-        echo "bench.sh: unknown option '$1' (benchmark arguments go after --)" >&2
+        echo "bench.sh: unknown option '$1' (narma-bench arguments go after --)" >&2
         exit 2
         ;;
     esac
@@ -52,9 +52,9 @@ cmake -S "$root" -B "$build" "${cmake_args[@]}" >"$build/narma-configure.log" 2>
 }
 cmake --build "$build" --parallel "$(nproc)"
 
-exe="$build/bench/pingpong"
+exe="$build/bench/micro/pingpong"
 if [ ! -x "$exe" ]; then
-    echo "bench.sh: $exe was not built (is bench/pingpong in bench/CMakeLists.txt yet?)" >&2
+    echo "bench.sh: $exe was not built (is bench/micro/pingpong in bench/micro/CMakeLists.txt?)" >&2
     exit 1
 fi
 

@@ -18,7 +18,12 @@
  *
  * Usage: halo_bench [--preset um-small|um|monc-small|monc] [--strategies a,b,..]
  *                   [--steps N] [--exchanges N] [--grid PYxPX] [--global NYxNXxNZ]
- *                   [--tracers N] [--csv FILE]
+ *                   [--tracers N] [--csv FILE] [--quick]
+ *
+ * CSV (one row per strategy and direction: EW, NS and their total for UM, "all"
+ * for MONC): preset,strategy,direction,avg_s,min_s,max_s,ratio_to_p2p,
+ * bit_identical, where ratio_to_p2p is that direction's average time over
+ * p2p's average time in the same direction.
  */
 #include <narma/narma_halo.h>
 #include <mpi.h>
@@ -26,16 +31,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "harness.h"
 
 static int rank, nprocs;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double now(void) { return bench_now(); }
 
 static void die(const char *msg, int rc)
 {
@@ -98,40 +99,38 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     preset P = presets[0];
-    const char *slist = "p2p,fence,pscw,pscw_nb,lock,dynamic,notify", *csv = NULL;
+    const char *slist = "p2p,fence,pscw,pscw_nb,lock,dynamic,notify", *pname = "um-small";
+    const char *grid_s = NULL, *global_s = NULL;
     int steps = -1, exch = -1, grid[2] = {0, 0}, tracers = -1, gl[3] = {0, 0, 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int used = 1;
-        if (!strcmp(a, "--preset") && v) {
-            int ok = 0;
-            for (size_t k = 0; k < sizeof presets / sizeof presets[0]; k++)
-                if (!strcmp(v, presets[k].name)) P = presets[k], ok = 1;
-            if (!ok) die("unknown preset", NARMA_ERR_ARG);
-        } else if (!strcmp(a, "--strategies") && v)
-            slist = v;
-        else if (!strcmp(a, "--steps") && v)
-            steps = atoi(v);
-        else if (!strcmp(a, "--exchanges") && v)
-            exch = atoi(v);
-        else if (!strcmp(a, "--tracers") && v)
-            tracers = atoi(v);
-        else if (!strcmp(a, "--grid") && v)
-            sscanf(v, "%dx%d", &grid[0], &grid[1]);
-        else if (!strcmp(a, "--global") && v)
-            sscanf(v, "%dx%dx%d", &gl[0], &gl[1], &gl[2]);
-        else if (!strcmp(a, "--csv") && v)
-            csv = v;
-        else {
-            if (rank == 0)
-                fprintf(stderr, "usage: halo_bench [--preset um-small|um|monc-small|monc] "
-                                "[--strategies p2p,notify,..] [--steps N] [--exchanges N] "
-                                "[--grid PYxPX] [--global NYxNXxNZ] [--tracers N] [--csv FILE]\n");
-            MPI_Finalize();
-            return 2;
-        }
-        i += used;
+    struct bench_common c = {0};
+    const struct bench_opt own[] = {
+        {"preset", BENCH_OPT_STRING, &pname, 0, "um-small|um|monc-small|monc (default um-small)"},
+        {"strategies", BENCH_OPT_STRING, &slist, 0, "comma-separated strategies (p2p always runs)"},
+        {"steps", BENCH_OPT_INT, &steps, 1, "steps (default: the preset's)"},
+        {"exchanges", BENCH_OPT_INT, &exch, 1, "UM: exchanges per direction per step"},
+        {"tracers", BENCH_OPT_INT, &tracers, 0, "MONC: q tracers"},
+        {"grid", BENCH_OPT_STRING, &grid_s, 0, "PYxPX process grid"},
+        {"global", BENCH_OPT_STRING, &global_s, 0, "NYxNXxNZ global grid"},
+    };
+    const struct bench_spec spec = {
+        .prog = "halo_bench",
+        .usage = "mpiexec -n P halo_bench [options]",
+        .opts = own,
+        .nopts = (int)(sizeof own / sizeof *own),
+    };
+    int prc = bench_parse(argc, argv, &spec, &c);
+    int found = 0;
+    for (size_t k = 0; prc == 0 && k < sizeof presets / sizeof presets[0]; k++)
+        if (!strcmp(pname, presets[k].name)) P = presets[k], found = 1;
+    if (prc == 0 && !found) prc = bench_error("halo_bench: unknown preset '%s'", pname);
+    if (prc) {
+        MPI_Finalize();
+        return prc < 0 ? 0 : 2;
     }
+    if (grid_s) sscanf(grid_s, "%dx%d", &grid[0], &grid[1]);
+    if (global_s) sscanf(global_s, "%dx%dx%d", &gl[0], &gl[1], &gl[2]);
+    if (c.quick && steps < 0) steps = P.monc ? 20 : 1;
+    const char *csv = c.csv;
     if (steps > 0) P.steps = steps;
     if (exch > 0) P.exchanges = exch;
     if (tracers >= 0) P.tracers = tracers;
@@ -191,19 +190,12 @@ int main(int argc, char **argv)
         }
     }
 
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(lib, &len);
-    char *nl = strchr(lib, '\n');
-    if (nl) *nl = '\0';
-    NARMA_Win probe;
-    void *pb;
-    TRY(NARMA_Win_allocate(64, 1, MPI_INFO_NULL, cart, &pb, &probe), "probe window");
-    const char *transport = NARMA_Win_get_transport(probe);
+    char title[96];
+    snprintf(title, sizeof title, "narma halo_bench, preset %s (%s-like)", P.name,
+             P.monc ? "MONC" : "UM");
+    bench_print_header(title, cart);
     if (rank == 0) {
-        printf("# narma halo_bench, preset %s (%s-like)\n", P.name, P.monc ? "MONC" : "UM");
-        printf("# MPI: %s\n# narma %s, transport %s, %d ranks, grid %dx%d (NSxEW)\n", lib,
-               NARMA_Get_version(), transport, nprocs, dims[0], dims[1]);
+        printf("# process grid %dx%d (NSxEW)\n", dims[0], dims[1]);
         printf("# global %dx%dx%d (y x x x z), local %dx%dx%d on rank 0, depth 2, %d field(s)%s\n",
                P.gny, P.gnx, P.gnz, d.ny, d.nx, d.nz, d.nfields,
                P.monc ? " (u v w th + q tracers), corners, z-fastest" : "");
@@ -214,7 +206,6 @@ int main(int argc, char **argv)
                    P.exchanges);
         printf("# strategies interleaved step by step\n");
     }
-    NARMA_Win_free(&probe);
 
     MPI_Barrier(cart);
     for (int step = 0; step < P.steps; step++) {
@@ -248,7 +239,7 @@ int main(int argc, char **argv)
             fprintf(out,
                     "preset,strategy,direction,avg_s,min_s,max_s,ratio_to_p2p,bit_identical\n");
     }
-    double p2p_tot = 0, notify_ratio = -1, worst_ratio = -1;
+    double p2p_tot = 0, p2p_dir[2] = {0, 0}, notify_ratio = -1, worst_ratio = -1;
     const char *worst = NULL;
     int all_ok = 1;
     if (rank == 0) {
@@ -256,8 +247,9 @@ int main(int argc, char **argv)
             printf("%-10s %10s %10s %10s %12s %9s  %s\n", "# strategy", "AVG (s)", "MIN (s)",
                    "MAX (s)", "per step(us)", "vs p2p", "result");
         else
-            printf("%-10s %8s %8s %8s %8s %8s %8s %9s  %s\n", "# strategy", "EW AVG", "EW MIN",
-                   "EW MAX", "NS AVG", "NS MIN", "NS MAX", "vs p2p", "result");
+            printf("%-10s %8s %8s %8s %8s %8s %8s %7s %7s %9s  %s\n", "# strategy", "EW AVG",
+                   "EW MIN", "EW MAX", "NS AVG", "NS MIN", "NS MAX", "EW/p2p", "NS/p2p", "vs p2p",
+                   "result");
     }
     for (int r = 0; r < nruns; r++) {
         run *R = &runs[r];
@@ -265,13 +257,19 @@ int main(int argc, char **argv)
         MPI_Allreduce(R->t, sum, 2, MPI_DOUBLE, MPI_SUM, cart);
         MPI_Allreduce(R->t, mn, 2, MPI_DOUBLE, MPI_MIN, cart);
         MPI_Allreduce(R->t, mx, 2, MPI_DOUBLE, MPI_MAX, cart);
+        double mine = R->t[0] + R->t[1], tmn, tmx; /* a rank's EW + NS */
+        MPI_Allreduce(&mine, &tmn, 1, MPI_DOUBLE, MPI_MIN, cart);
+        MPI_Allreduce(&mine, &tmx, 1, MPI_DOUBLE, MPI_MAX, cart);
         int same = 1;
         for (int f = 0; f < d.nfields; f++)
             same &= memcmp(R->fields[f], runs[0].fields[f], elems * sizeof(double)) == 0;
         MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, cart);
         all_ok &= same;
         double avg[2] = {sum[0] / nprocs, sum[1] / nprocs}, tot = avg[0] + avg[1];
-        if (r == 0) p2p_tot = tot;
+        if (r == 0) p2p_tot = tot, p2p_dir[0] = avg[0], p2p_dir[1] = avg[1];
+        /* per direction: this strategy's EW (NS) time over p2p's EW (NS) time */
+        const double dir[2] = {p2p_dir[0] > 0 ? avg[0] / p2p_dir[0] : 0,
+                               p2p_dir[1] > 0 ? avg[1] / p2p_dir[1] : 0};
         const char *name = NARMA_Halo_strategy_name(R->s);
         const double ratio = p2p_tot > 0 ? tot / p2p_tot : 0;
         if (R->s == NARMA_HALO_NOTIFY) notify_ratio = ratio;
@@ -282,16 +280,26 @@ int main(int argc, char **argv)
                 printf("%-10s %10.4f %10.4f %10.4f %12.1f %9.2f  %s\n", name, avg[0], mn[0], mx[0],
                        1e6 * avg[0] / P.steps, ratio, res);
             else
-                printf("%-10s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %9.2f  %s\n", name, avg[0], mn[0],
-                       mx[0], avg[1], mn[1], mx[1], ratio, res);
-            if (out)
-                for (int k = 0; k < (P.monc ? 1 : 2); k++)
-                    fprintf(out, "%s,%s,%s,%.6f,%.6f,%.6f,%.4f,%d\n", P.name, name,
-                            P.monc ? "all" : (k ? "NS" : "EW"), avg[k], mn[k], mx[k], ratio, same);
+                printf("%-10s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %7.2f %7.2f %9.2f  %s\n", name,
+                       avg[0], mn[0], mx[0], avg[1], mn[1], mx[1], dir[0], dir[1], ratio, res);
+            if (out && P.monc)
+                fprintf(out, "%s,%s,all,%.6f,%.6f,%.6f,%.4f,%d\n", P.name, name, avg[0], mn[0],
+                        mx[0], ratio, same);
+            else if (out) {
+                for (int k = 0; k < 2; k++)
+                    fprintf(out, "%s,%s,%s,%.6f,%.6f,%.6f,%.4f,%d\n", P.name, name, k ? "NS" : "EW",
+                            avg[k], mn[k], mx[k], dir[k], same);
+                fprintf(out, "%s,%s,total,%.6f,%.6f,%.6f,%.4f,%d\n", P.name, name, tot, tmn, tmx,
+                        ratio, same);
+            }
         }
     }
     if (rank == 0) {
-        printf("# vs p2p: (EW AVG + NS AVG) / p2p's; times are each rank's total exchange time\n");
+        if (!P.monc)
+            printf("# EW/p2p, NS/p2p: that direction's AVG over p2p's; vs p2p: (EW AVG + NS AVG) / "
+                   "p2p's; times are each rank's total exchange time\n");
+        else
+            printf("# vs p2p: AVG / p2p's AVG; times are each rank's total exchange time\n");
         if (notify_ratio >= 0) printf("# notify/p2p %.2f\n", notify_ratio);
         if (worst) printf("# worst RMA/p2p %.2f (%s)\n", worst_ratio, worst);
         printf("%s\n", all_ok ? "Solution validates: every strategy bit-identical to p2p"

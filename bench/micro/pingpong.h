@@ -98,11 +98,15 @@ struct pp_costs {
     long o_r_misses;                /**< Tests that did not find the arrived notification */
 };
 
-/** Library start-up and facts for the output header (pp_narma.c). */
+/** The kind of window every narma scheme uses (--flavor; pp_narma.c). */
+enum pp_flavor { PP_ALLOCATE, PP_CREATE, PP_DYNAMIC, PP_NFLAVORS };
+extern enum pp_flavor pp_flavor;
+extern const char *const pp_flavor_names[PP_NFLAVORS];
+
+/** Library start-up (pp_narma.c). */
 int pp_narma_init(int *argc, char ***argv);
 void pp_narma_finalize(void);
-const char *pp_narma_version(void);
-/** Transport of a fresh narma window on env->comm (collective). */
+/** Transport of a fresh narma window of pp_flavor on env->comm (collective). */
 void pp_narma_transport(const struct pp_env *env, char *buf, size_t len);
 /** Measure the cost-model figures (collective on env->comm; results valid on the client). */
 void pp_narma_costs(const struct pp_env *env, int samples, struct pp_costs *out);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "harness.h"
 #include "pingpong.h"
 
 #define INLINE_MAX 56 /* bytes of data that share the flag's line */

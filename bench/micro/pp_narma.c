@@ -5,10 +5,15 @@
  *   narma_fence   NARMA_Put between NARMA_Win_fence calls
  *   narma_lock    lock_all; Put data, flush, Put flag, flush; peer polls with NARMA_Win_sync
  *   narma_notify  Listing 1: Put_notify + Win_flush, then Start/Wait on a persistent
- *                 notification request; stream: PP_WINDOW Put_notify, the server waits
- *                 for a counting request of PP_WINDOW and acks with a 0-byte Put_notify
+ *                 notification request; stream: PP_WINDOW Put_notify and one Win_flush,
+ *                 the server waits for a counting request of PP_WINDOW and acks with a
+ *                 0-byte Put_notify
  *
- * Only <narma/narma.h> is used.
+ * The window of every narma scheme has the flavor pp_flavor (--flavor): allocate
+ * (NARMA_Win_allocate), create (NARMA_Win_create over malloc'ed memory) or dynamic
+ * (NARMA_Win_create_dynamic + NARMA_Win_attach of a malloc'ed buffer; the peer's
+ * base address, from MPI_Get_address, is exchanged once and added to every target
+ * displacement). Only <narma/narma.h> is used.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,17 +21,8 @@
 
 #include <narma/narma.h>
 
-#include "common.h"
+#include "harness.h"
 #include "pingpong.h"
-
-#define NARMA_CHECK(call)                                                       \
-    do {                                                                        \
-        int bench_nrc_ = (call);                                                \
-        if (bench_nrc_ != NARMA_SUCCESS)                                        \
-            bench_die(BENCH_HERE, "%s -> %s (%d; MPI error %d)", #call,         \
-                      NARMA_Strerror(bench_nrc_), bench_nrc_,                   \
-                      bench_nrc_ == NARMA_ERR_MPI ? NARMA_Get_mpi_error() : 0); \
-    } while (0)
 
 /* Notification tags: Listing 1 uses 99. */
 #define TAG_PINGPONG 99
@@ -35,20 +31,62 @@
 
 /* ---- library ------------------------------------------------------------ */
 
+enum pp_flavor pp_flavor = PP_ALLOCATE;
+
+const char *const pp_flavor_names[PP_NFLAVORS] = {"allocate", "create", "dynamic"};
+
 int pp_narma_init(int *argc, char ***argv) { return NARMA_Init(argc, argv); }
 
 void pp_narma_finalize(void) { NARMA_CHECK(NARMA_Finalize()); }
 
-const char *pp_narma_version(void) { return NARMA_Get_version(); }
+/* A narma window of pp_flavor over `bytes` on comm (collective). *base is this rank's
+ * memory, *mem what to free after the window (NULL for allocate), *peer_base what to
+ * add to a target displacement at the other rank of the pair. */
+static void flavor_window(MPI_Comm comm, int peer, size_t bytes, unsigned char **base, void **mem,
+                          MPI_Aint *peer_base, NARMA_Win *win)
+{
+    *mem = NULL;
+    *peer_base = 0;
+    switch (pp_flavor) {
+    case PP_ALLOCATE:
+        NARMA_CHECK(NARMA_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, base, win));
+        break;
+    case PP_CREATE:
+        *base = *mem = bench_alloc(bytes);
+        NARMA_CHECK(NARMA_Win_create(*mem, (MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, win));
+        break;
+    case PP_DYNAMIC: {
+        *base = *mem = bench_alloc(bytes);
+        NARMA_CHECK(NARMA_Win_create_dynamic(MPI_INFO_NULL, comm, win));
+        NARMA_CHECK(NARMA_Win_attach(*win, *mem, (MPI_Aint)bytes));
+        MPI_Aint mine, all[2];
+        MPI_CHECK(MPI_Get_address(*mem, &mine));
+        MPI_CHECK(MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, comm));
+        *peer_base = all[peer];
+        break;
+    }
+    default:
+        bench_die(BENCH_HERE, "unknown window flavor %d", (int)pp_flavor);
+    }
+}
+
+static void flavor_free(NARMA_Win *win, void *mem)
+{
+    if (pp_flavor == PP_DYNAMIC) NARMA_CHECK(NARMA_Win_detach(*win, mem));
+    NARMA_CHECK(NARMA_Win_free(win));
+    free(mem); /* after the window: it may be accessed until the free returns */
+}
 
 void pp_narma_transport(const struct pp_env *env, char *buf, size_t len)
 {
-    void *base;
+    unsigned char *base;
+    void *mem;
+    MPI_Aint peer_base;
     NARMA_Win win;
-    NARMA_CHECK(NARMA_Win_allocate(64, 1, MPI_INFO_NULL, env->comm, &base, &win));
+    flavor_window(env->comm, env->peer, 64, &base, &mem, &peer_base, &win);
     const char *t = NARMA_Win_get_transport(win);
     snprintf(buf, len, "%s", t ? t : "(null)");
-    NARMA_CHECK(NARMA_Win_free(&win));
+    flavor_free(&win, mem);
 }
 
 /* ---- shared window helpers -------------------------------------------- */
@@ -56,6 +94,8 @@ void pp_narma_transport(const struct pp_env *env, char *buf, size_t len)
 struct narma_state {
     NARMA_Win win;
     unsigned char *base;
+    void *mem;              /* create, dynamic: the malloc'ed window memory */
+    MPI_Aint peer;          /* added to every target displacement (dynamic: peer's base) */
     MPI_Group peer_group;   /* for PSCW */
     uint64_t *flag;         /* my flag word, written by the peer (narma_lock) */
     uint64_t flag_out;      /* origin buffer of flag puts */
@@ -69,8 +109,8 @@ static void win_setup(const struct pp_env *env, struct pp_inst *inst)
 {
     struct narma_state *st = calloc(1, sizeof *st);
     if (!st) bench_die(BENCH_HERE, "out of memory");
-    NARMA_CHECK(NARMA_Win_allocate((MPI_Aint)pp_region_bytes(env->max_size), 1, MPI_INFO_NULL,
-                                   env->comm, &st->base, &st->win));
+    flavor_window(env->comm, env->peer, pp_region_bytes(env->max_size), &st->base, &st->mem,
+                  &st->peer, &st->win);
     st->flag = (uint64_t *)(st->base + pp_flag_offset(env->max_size));
     *st->flag = 0; /* window memory starts undefined */
     MPI_Group g;
@@ -89,7 +129,7 @@ static void win_teardown(struct pp_inst *inst)
 {
     struct narma_state *st = inst->priv;
     MPI_CHECK(MPI_Group_free(&st->peer_group));
-    NARMA_CHECK(NARMA_Win_free(&st->win));
+    flavor_free(&st->win, st->mem);
     free(inst->sbuf);
     free(st);
 }
@@ -99,8 +139,8 @@ static void put_data(struct pp_inst *inst, size_t size)
     struct narma_state *st = inst->priv;
     const struct pp_env *env = inst->env;
     NARMA_CHECK(NARMA_Put(inst->sbuf, (int)size, MPI_BYTE, env->peer,
-                          (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size, MPI_BYTE,
-                          st->win));
+                          st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size,
+                          MPI_BYTE, st->win));
 }
 
 static int win_only_setup(const struct pp_env *env, struct pp_inst *inst)
@@ -211,7 +251,8 @@ static void lock_round(struct pp_inst *inst, size_t size)
     NARMA_CHECK(NARMA_Win_flush(env->peer, st->win)); /* data complete before the flag */
     st->flag_out = seq;
     NARMA_CHECK(NARMA_Put(&st->flag_out, 1, MPI_UINT64_T, env->peer,
-                          (MPI_Aint)pp_flag_offset(env->max_size), 1, MPI_UINT64_T, st->win));
+                          st->peer + (MPI_Aint)pp_flag_offset(env->max_size), 1, MPI_UINT64_T,
+                          st->win));
     NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
     if (env->rank == PP_CLIENT) {
         while (bench_load_acquire(st->flag) != seq)
@@ -268,8 +309,8 @@ static void notify_round(struct pp_inst *inst, size_t size)
         pp_consume(inst->rbuf, size);
     }
     NARMA_CHECK(NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
-                                 (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size,
-                                 MPI_BYTE, st->win, TAG_PINGPONG));
+                                 st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                                 (int)size, MPI_BYTE, st->win, TAG_PINGPONG));
     NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
     if (env->rank == PP_CLIENT) {
         wait_notification(&st->pingpong);
@@ -283,16 +324,18 @@ static void notify_stream(struct pp_inst *inst, size_t size)
     const struct pp_env *env = inst->env;
     if (env->rank == PP_CLIENT) {
         for (int i = 0; i < PP_WINDOW; i++)
-            NARMA_CHECK(NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
-                                         (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
-                                         (int)size, MPI_BYTE, st->win, TAG_STREAM));
+            NARMA_CHECK(
+                NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                                 st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                                 (int)size, MPI_BYTE, st->win, TAG_STREAM));
+        NARMA_CHECK(NARMA_Win_flush(env->peer, st->win)); /* one flush per window */
         wait_notification(&st->ack);
     } else {
         wait_notification(&st->stream);
         pp_consume(inst->rbuf, size);
         NARMA_CHECK(NARMA_Put_notify(&st->flag_out, 0, MPI_BYTE, env->peer,
-                                     (MPI_Aint)pp_flag_offset(env->max_size), 0, MPI_BYTE, st->win,
-                                     TAG_ACK));
+                                     st->peer + (MPI_Aint)pp_flag_offset(env->max_size), 0,
+                                     MPI_BYTE, st->win, TAG_ACK));
     }
 }
 

@@ -13,22 +13,26 @@
  * the per-repetition ratio (so both schemes of a ratio saw the same machine
  * state). Every block first runs one validated round trip with fresh data.
  *
+ * The streaming rate is the bandwidth block at small sizes read as messages
+ * per second: PP_WINDOW (64) notified puts and one flush per window for
+ * narma_notify, against MPI's own idiom (lock_all, 64 MPI_Put, flush, flag)
+ * in mpi_flush_flag.
+ *
+ * --flavor chooses the window of the narma schemes (allocate, create,
+ * dynamic); --node-size N sets NARMA_NODE_SIZE before narma initialises, so a
+ * library that splits ranks into pretend nodes sees it.
+ *
  * The schemes live in pp_mpi.c, pp_narma.c and pp_shm.c behind the interface
- * in pingpong.h; this file is the driver and the reporting.
+ * in pingpong.h; this file is the driver and the reporting. Options, header,
+ * statistics and CSV come from the harness (bench/harness).
  */
-#define _GNU_SOURCE /* sched_getcpu */
-#include <getopt.h>
 #include <math.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "harness.h"
 #include "pingpong.h"
-
-#define MAX_SIZES 64
 
 unsigned pp_sink; /* see pp_consume */
 #define BENCH "pingpong"
@@ -66,21 +70,15 @@ static const struct {
     {S_NARMA_PSCW, S_MPI_PSCW, "narma_pscw/mpi_pscw"},
     {S_NARMA_FENCE, S_MPI_FENCE, "narma_fence/mpi_fence"},
     {S_NARMA_LOCK, S_MPI_FLUSH_FLAG, "narma_lock/mpi_flush_flag"},
+    {S_NARMA_NOTIFY, S_MPI_FLUSH_FLAG, "notify/flush_flag"}, /* MPI's own idiom */
 };
-
-enum scheme_status { ST_OFF, ST_UNAVAILABLE, ST_READY, ST_FAILED };
 
 /* ---- options ----------------------------------------------------------- */
 
 struct options {
-    size_t sizes[MAX_SIZES];
-    int nsizes;
-    long iters; /* iterations per block for sizes up to SCALE_FROM */
-    int reps;
-    const char *csv;
-    int selected[S_COUNT];
+    struct bench_common c; /* --reps, --iters, --warmup, --sizes, --schemes, --csv, ... */
     int bw, costs;
-    int timeout; /* seconds without finishing a block before giving up */
+    const char *flavor, *node_size;
 };
 
 #define SCALE_FROM 131072 /* above this, iterations shrink in proportion to the size */
@@ -88,113 +86,67 @@ struct options {
 #define BW_BUDGET  ((size_t)1 << 28) /* bytes streamed per timed bandwidth block */
 #define BW_MIN_WIN 3
 
-static void usage(FILE *f)
+static const char *scheme_names[S_COUNT];
+
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    fprintf(f,
-            "usage: mpiexec -n 2 -bind-to core pingpong [options]\n"
-            "  --sizes LIST     comma-separated message sizes (e.g. 8,64,1K,1M)\n"
-            "  --max-size N     powers of two from 8 to N (default 4M)\n"
-            "  --iters N        iterations per block for sizes <= %d B (default 10000);\n"
-            "                   larger sizes run N*%d/size (at least %d)\n"
-            "  --reps R         interleaved repetitions (default 7)\n"
-            "  --schemes LIST   subset of:",
-            SCALE_FROM, SCALE_FROM, MIN_ITERS);
+    *o = (struct options){.c = {.iters = 10000, .warmup = -1, .reps = 7, .timeout = 120},
+                          .bw = 1,
+                          .costs = 1,
+                          .flavor = "allocate"};
     for (int s = 0; s < S_COUNT; s++)
-        fprintf(f, " %s", schemes[s]->name);
-    fprintf(f, "\n"
-               "  --csv FILE       also write every table row as bench,scheme,size,metric,value\n"
-               "  --no-bw          skip the streaming bandwidth table\n"
-               "  --no-costs       skip the cost-model figures\n"
-               "  --timeout S      abort when one block takes more than S seconds (default 120)\n");
+        scheme_names[s] = schemes[s]->name;
+    const struct bench_opt own[] = {
+        {"flavor", BENCH_OPT_STRING, &o->flavor, 0,
+         "window of the narma schemes: allocate|create|dynamic (default allocate)"},
+        {"node-size", BENCH_OPT_STRING, &o->node_size, 0,
+         "set NARMA_NODE_SIZE=X for the library (ranks per pretend node)"},
+        {"no-bw", BENCH_OPT_UNFLAG, &o->bw, 0, "skip the streaming bandwidth and rate tables"},
+        {"no-costs", BENCH_OPT_UNFLAG, &o->costs, 0, "skip the cost-model figures"},
+    };
+    const struct bench_spec spec = {
+        .prog = BENCH,
+        .usage = "mpiexec -n 2 -bind-to core pingpong [options]\n"
+                 "  (--iters: per block up to 128 KiB, then iters*131072/size, at least 20;\n"
+                 "   --warmup: default iters/10 + 1; --max-size default 4M)",
+        .uses = BENCH_USE_ALL,
+        .schemes = scheme_names,
+        .nschemes = S_COUNT,
+        .opts = own,
+        .nopts = (int)(sizeof own / sizeof *own),
+        .quick_reps = 1,
+        .quick_iters = 200,
+        .quick_sizes = "8,4K,64K,1M",
+    };
+    int rc = bench_parse(argc, argv, &spec, &o->c);
+    if (rc == 0 && o->c.quick) o->costs = 0;
+    int f = 0;
+    while (f < PP_NFLAVORS && strcmp(o->flavor, pp_flavor_names[f]))
+        f++;
+    if (rc == 0 && f == PP_NFLAVORS) rc = bench_error(BENCH ": unknown --flavor '%s'", o->flavor);
+    pp_flavor = (enum pp_flavor)(f % PP_NFLAVORS);
+    return rc;
 }
 
-/* Parse argv identically on every rank; returns 0, 1 after printing an error, -1 after --help. */
-static int parse_options(int argc, char **argv, struct options *o, int verbose)
+/* --node-size must reach the environment before narma initialises, i.e. before the
+ * options are parsed (bench_parse needs MPI): look for it alone first. */
+static void preset_node_size(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"sizes", required_argument, 0, 's'},
-                                             {"max-size", required_argument, 0, 'm'},
-                                             {"iters", required_argument, 0, 'i'},
-                                             {"reps", required_argument, 0, 'r'},
-                                             {"schemes", required_argument, 0, 'S'},
-                                             {"csv", required_argument, 0, 'c'},
-                                             {"no-bw", no_argument, 0, 'B'},
-                                             {"no-costs", no_argument, 0, 'C'},
-                                             {"timeout", required_argument, 0, 't'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
-    FILE *err = verbose ? stderr : fopen("/dev/null", "w");
-    size_t max_size = 4u << 20;
-    int have_sizes = 0, bad = 0, c;
-    *o = (struct options){.iters = 10000, .reps = 7, .bw = 1, .costs = 1, .timeout = 120};
-    for (int s = 0; s < S_COUNT; s++)
-        o->selected[s] = 1;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->nsizes = bench_parse_size_list(optarg, o->sizes, MAX_SIZES);
-            have_sizes = 1;
-            if (o->nsizes <= 0) bad = fprintf(err, "pingpong: bad --sizes '%s'\n", optarg);
-            break;
-        case 'm':
-            max_size = bench_parse_size(optarg);
-            if (max_size < 8) bad = fprintf(err, "pingpong: bad --max-size '%s'\n", optarg);
-            break;
-        case 'i':
-            o->iters = atol(optarg);
-            if (o->iters < 1) bad = fprintf(err, "pingpong: bad --iters '%s'\n", optarg);
-            break;
-        case 'r':
-            o->reps = atoi(optarg);
-            if (o->reps < 1) bad = fprintf(err, "pingpong: bad --reps '%s'\n", optarg);
-            break;
-        case 'S': {
-            char *copy = strdup(optarg);
-            for (int s = 0; s < S_COUNT; s++)
-                o->selected[s] = 0;
-            for (char *tok = strtok(copy, ","); tok && !bad; tok = strtok(NULL, ",")) {
-                int found = 0;
-                for (int s = 0; s < S_COUNT; s++)
-                    if (!strcmp(tok, schemes[s]->name) || !strcmp(tok, "all"))
-                        o->selected[s] = found = 1;
-                if (!found) bad = fprintf(err, "pingpong: unknown scheme '%s'\n", tok);
-            }
-            free(copy);
-            break;
-        }
-        case 'c':
-            o->csv = optarg;
-            break;
-        case 'B':
-            o->bw = 0;
-            break;
-        case 'C':
-            o->costs = 0;
-            break;
-        case 't':
-            o->timeout = atoi(optarg);
-            break;
-        case 'h':
-            usage(verbose ? stdout : err);
-            bad = -1;
-            break;
-        default:
-            bad = fprintf(err, "pingpong: unknown option '%s'\n", argv[optind - 1]);
-        }
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
+            v = argv[i + 1];
+        else if (!strncmp(argv[i], "--node-size=", 12))
+            v = argv[i] + 12;
+        if (v) setenv("NARMA_NODE_SIZE", v, 1);
     }
-    if (!have_sizes)
-        for (size_t sz = 8; sz <= max_size && o->nsizes < MAX_SIZES; sz *= 2)
-            o->sizes[o->nsizes++] = sz;
-    if (bad > 0 && verbose) usage(stderr);
-    if (err != stderr) fclose(err);
-    return bad < 0 ? -1 : bad > 0;
 }
 
 static long iters_for(const struct options *o, size_t size)
 {
-    if (size <= SCALE_FROM) return o->iters;
-    long scaled = (long)((double)o->iters * SCALE_FROM / (double)size);
-    long floor = o->iters < MIN_ITERS ? o->iters : MIN_ITERS;
+    if (size <= SCALE_FROM) return o->c.iters;
+    long scaled = (long)((double)o->c.iters * SCALE_FROM / (double)size);
+    long floor = o->c.iters < MIN_ITERS ? o->c.iters : MIN_ITERS;
     return scaled > floor ? scaled : floor;
 }
 
@@ -204,29 +156,8 @@ static long batch_for(long iters) { return iters >= 8000 ? 8 : 1; }
 static long windows_for(const struct options *o, size_t size)
 {
     long w = (long)(BW_BUDGET / (PP_WINDOW * size));
-    long cap = o->iters / 50 > BW_MIN_WIN ? o->iters / 50 : BW_MIN_WIN;
+    long cap = o->c.iters / 50 > BW_MIN_WIN ? o->c.iters / 50 : BW_MIN_WIN;
     return w < BW_MIN_WIN ? BW_MIN_WIN : w > cap ? cap : w;
-}
-
-/* ---- watchdog ---------------------------------------------------------- */
-
-static char watchdog_msg[256];
-
-static void watchdog(int sig)
-{
-    (void)sig;
-    static const char head[] = "\npingpong: TIMEOUT: no progress in ";
-    ssize_t r = write(2, head, sizeof head - 1);
-    r = write(2, watchdog_msg, strlen(watchdog_msg));
-    (void)r;
-    _exit(3);
-}
-
-static void arm_watchdog(int seconds, const char *what, const char *scheme, size_t size, int rep)
-{
-    snprintf(watchdog_msg, sizeof watchdog_msg, "%s of %s, size %zu, repetition %d\n", what, scheme,
-             size, rep);
-    alarm((unsigned)seconds);
 }
 
 /* ---- measurement ------------------------------------------------------- */
@@ -262,14 +193,14 @@ static uint64_t block_seed(uint64_t block, int rank) { return 2 * block + (uint6
 
 /* One latency block; returns the client's median half round trip in microseconds. */
 static double latency_block(const struct pp_scheme *s, struct pp_inst *inst, size_t size,
-                            long iters, uint64_t block, double *samples, int *bad)
+                            long iters, long warm, uint64_t block, double *samples, int *bad)
 {
     const struct pp_env *env = inst->env;
     if (s->place) s->place(inst, size);
     bench_fill(inst->sbuf, size, block_seed(block, env->rank));
     s->round(inst, size);
     *bad = check_delivery(s, inst, size, block_seed(block, env->peer), "ping-pong");
-    for (long i = 0, warm = iters / 10 + 1; i < warm; i++)
+    for (long i = 0; i < warm; i++)
         s->round(inst, size);
     /* A sample is the mean of `batch` round trips, so that the clock (~30 ns a read,
      * 10 ns granularity here) stays small against a 120 ns raw round trip. */
@@ -306,195 +237,177 @@ static double stream_block(const struct pp_scheme *s, struct pp_inst *inst, size
     return (double)PP_WINDOW * (double)size / bench_median(samples, (size_t)windows) / 1e6;
 }
 
-/* Agree on failures (both ranks must skip a failed scheme from now on). */
-static void settle_block(const struct pp_env *env, int bad, enum scheme_status *st)
+/* One block of an interleaved phase (latency, or streaming when stream != 0). */
+struct phase {
+    const struct options *o;
+    struct pp_inst *inst;
+    uint64_t *block;
+    double *samples;
+    int stream;
+};
+
+static double phase_block(void *ctx, int s, int z, int rep, int *bad)
 {
-    int any;
-    MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, env->comm));
-    if (any) *st = ST_FAILED;
+    struct phase *ph = ctx;
+    const struct options *o = ph->o;
+    size_t size = o->c.sizes[z];
+    (void)rep;
+    if (ph->stream)
+        return stream_block(schemes[s], &ph->inst[s], size, windows_for(o, size), (*ph->block)++,
+                            ph->samples, bad);
+    long iters = iters_for(o, size);
+    long warm = o->c.warmup >= 0 ? o->c.warmup : iters / 10 + 1;
+    return latency_block(schemes[s], &ph->inst[s], size, iters, warm, (*ph->block)++, ph->samples,
+                         bad);
 }
 
-/* A line on stderr per repetition, so a long run shows it is alive. */
-static void progress(const char *what, int rep, int reps)
+/* One phase through the harness's interleaved repetitions; streaming runs only the
+ * schemes that stream, and a failure in either phase retires the scheme. */
+static void run_phase(const struct options *o, const struct pp_env *env, struct pp_inst *inst,
+                      enum bench_status *st, struct results *res, uint64_t *block, int stream)
 {
-    static double t0;
-    if (t0 == 0) t0 = bench_now();
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0)
-        fprintf(stderr, "pingpong: %s repetition %d/%d (%.0f s)\n", what, rep + 1, reps,
-                bench_now() - t0);
-}
-
-static void run_latency(const struct options *o, const struct pp_env *env, struct pp_inst *inst,
-                        enum scheme_status *st, struct results *res, uint64_t *block)
-{
-    int order[S_COUNT], n = 0;
-    for (int s = 0; s < S_COUNT; s++)
-        if (st[s] == ST_READY) order[n++] = s;
-    double *samples = malloc((size_t)o->iters * sizeof *samples);
-    if (!samples) bench_die(BENCH_HERE, "out of memory");
-    for (int rep = 0; rep < o->reps; rep++) {
-        progress("ping-pong", rep, o->reps);
-        for (int z = 0; z < o->nsizes; z++) {
-            size_t size = o->sizes[z];
-            long iters = iters_for(o, size);
-            for (int k = 0; k < n; k++) {
-                int s = order[(k + rep + z) % n]; /* rotate who goes first */
-                if (st[s] != ST_READY) continue;
-                int bad;
-                arm_watchdog(o->timeout, "ping-pong", schemes[s]->name, size, rep);
-                *at(res, res->lat, s, z, rep) =
-                    latency_block(schemes[s], &inst[s], size, iters, (*block)++, samples, &bad);
-                settle_block(env, bad, &st[s]);
-            }
-        }
+    static const char *names[S_COUNT];
+    enum bench_status phase_st[S_COUNT];
+    for (int s = 0; s < S_COUNT; s++) {
+        names[s] = schemes[s]->name;
+        phase_st[s] = stream && !schemes[s]->stream ? BENCH_OFF : st[s];
     }
-    alarm(0);
-    free(samples);
-}
-
-static void run_bandwidth(const struct options *o, const struct pp_env *env, struct pp_inst *inst,
-                          enum scheme_status *st, struct results *res, uint64_t *block)
-{
-    int order[S_COUNT], n = 0;
+    long cap = stream ? windows_for(o, 1) : o->c.iters;
+    struct phase ph = {.o = o, .inst = inst, .block = block, .stream = stream};
+    ph.samples = malloc((size_t)cap * sizeof *ph.samples);
+    if (!ph.samples) bench_die(BENCH_HERE, "out of memory");
+    const struct bench_run run = {.prog = BENCH,
+                                  .what = stream ? "stream" : "ping-pong",
+                                  .names = names,
+                                  .nschemes = S_COUNT,
+                                  .sizes = o->c.sizes,
+                                  .nsizes = o->c.nsizes,
+                                  .reps = o->c.reps,
+                                  .timeout = o->c.timeout,
+                                  .comm = env->comm};
+    bench_interleave(&run, phase_st, phase_block, &ph, stream ? res->bw : res->lat);
     for (int s = 0; s < S_COUNT; s++)
-        if (st[s] == ST_READY && schemes[s]->stream) order[n++] = s;
-    long maxwin = windows_for(o, 1);
-    double *samples = malloc((size_t)maxwin * sizeof *samples);
-    if (!samples) bench_die(BENCH_HERE, "out of memory");
-    for (int rep = 0; rep < o->reps; rep++) {
-        progress("stream", rep, o->reps);
-        for (int z = 0; z < o->nsizes; z++) {
-            size_t size = o->sizes[z];
-            for (int k = 0; k < n; k++) {
-                int s = order[(k + rep + z) % n];
-                if (st[s] != ST_READY) continue;
-                int bad;
-                arm_watchdog(o->timeout, "stream", schemes[s]->name, size, rep);
-                *at(res, res->bw, s, z, rep) = stream_block(
-                    schemes[s], &inst[s], size, windows_for(o, size), (*block)++, samples, &bad);
-                settle_block(env, bad, &st[s]);
-            }
-        }
-    }
-    alarm(0);
-    free(samples);
+        if (phase_st[s] == BENCH_FAILED) st[s] = BENCH_FAILED;
+    free(ph.samples);
 }
 
 /* ---- reporting (client only) ------------------------------------------- */
 
-/* Median over repetitions of x[rep], or of x[rep]/y[rep] when y is given; NaNs skipped. */
 static double rep_median(const struct results *r, const double *x, const double *y)
 {
-    double v[r->reps];
-    size_t n = 0;
-    for (int i = 0; i < r->reps; i++) {
-        double q = y ? x[i] / y[i] : x[i];
-        if (!isnan(q)) v[n++] = q;
-    }
-    return bench_median(v, n);
-}
-
-static double spread(const struct results *r, const double *x)
-{
-    double mn, mx;
-    bench_minmax(x, (size_t)r->reps, &mn, &mx);
-    return mx / mn;
+    return bench_rep_median(x, y, r->reps);
 }
 
 enum view { V_VALUE, V_RATIO_SENDRECV, V_RATIO_RAW, V_SPREAD };
 
-static const char *cell(enum scheme_status st, double v, char *buf, size_t len)
+static const char *cell(enum bench_status st, double v, char *buf, size_t len)
 {
-    if (st == ST_FAILED) return "FAILED";
-    if (st != ST_READY || isnan(v)) return "-";
-    snprintf(buf, len, v >= 1000 ? "%.1f" : v >= 10 ? "%.2f" : "%.3f", v);
-    return buf;
+    return bench_cell(st == BENCH_FAILED, st == BENCH_READY ? v : NAN, buf, len);
 }
 
-/* One OSU-style table: "# Size" then a column per scheme. */
+/* One OSU-style table (the harness's): "# Size" then a column per scheme. */
 static void print_table(const struct options *o, const struct results *r, double *base,
-                        const enum scheme_status *st, int stream_only, enum view view,
+                        const enum bench_status *st, int stream_only, enum view view,
                         const char *title, const char *metric)
 {
-    printf("\n# %s\n# %-10s", title, "Size");
-    for (int s = 0; s < S_COUNT; s++)
-        if (st[s] != ST_OFF && (!stream_only || schemes[s]->stream))
-            printf(" %15s", schemes[s]->name);
-    printf("\n");
-    for (int z = 0; z < o->nsizes; z++) {
-        printf("%-12zu", o->sizes[z]);
-        for (int s = 0; s < S_COUNT; s++) {
-            if (st[s] == ST_OFF || (stream_only && !schemes[s]->stream)) continue;
-            const double *x = at(r, base, s, z, 0);
-            double v = NAN;
-            switch (view) {
-            case V_VALUE:
-                v = rep_median(r, x, NULL);
-                break;
-            case V_RATIO_SENDRECV:
-                if (st[S_MPI_SENDRECV] == ST_READY)
-                    v = rep_median(r, x, at(r, base, S_MPI_SENDRECV, z, 0));
-                break;
-            case V_RATIO_RAW:
-                if (st[S_RAW_SHM] == ST_READY) v = rep_median(r, x, at(r, base, S_RAW_SHM, z, 0));
-                break;
-            case V_SPREAD:
-                v = spread(r, x);
-                break;
-            }
-            char buf[32];
-            printf(" %15s", cell(st[s], v, buf, sizeof buf));
-            if (st[s] == ST_READY && !isnan(v))
-                bench_csv_row(BENCH, schemes[s]->name, o->sizes[z], metric, v);
-        }
-        printf("\n");
+    static const char *names[S_COUNT];
+    enum bench_status shown[S_COUNT];
+    for (int s = 0; s < S_COUNT; s++) {
+        names[s] = schemes[s]->name;
+        shown[s] = stream_only && !schemes[s]->stream ? BENCH_OFF : st[s];
     }
+    const struct bench_table t = {
+        .title = title,
+        .prog = BENCH,
+        .metric = metric,
+        .names = names,
+        .status = shown,
+        .nschemes = S_COUNT,
+        .sizes = o->c.sizes,
+        .nsizes = r->nsizes,
+        .reps = r->reps,
+        .den = view == V_RATIO_SENDRECV ? S_MPI_SENDRECV
+               : view == V_RATIO_RAW    ? S_RAW_SHM
+                                        : -1,
+        .spread = view == V_SPREAD,
+    };
+    bench_print_table(&t, base);
 }
 
-static double key_ratio(const struct results *r, double *base, const enum scheme_status *st, int k,
+static double key_ratio(const struct results *r, double *base, const enum bench_status *st, int k,
                         int z)
 {
-    if (st[key_ratios[k].num] != ST_READY || st[key_ratios[k].den] != ST_READY) return NAN;
+    if (st[key_ratios[k].num] != BENCH_READY || st[key_ratios[k].den] != BENCH_READY) return NAN;
     return rep_median(r, at(r, base, key_ratios[k].num, z, 0),
                       at(r, base, key_ratios[k].den, z, 0));
 }
 
 static void print_key_ratios(const struct options *o, const struct results *r,
-                             const enum scheme_status *st)
+                             const enum bench_status *st)
 {
     printf("\n# Key latency ratios (median over repetitions of per-repetition ratios)\n# %-10s",
            "Size");
     for (size_t k = 0; k < sizeof key_ratios / sizeof *key_ratios; k++)
         printf(" %26s", key_ratios[k].label);
     printf("\n");
-    for (int z = 0; z < o->nsizes; z++) {
-        printf("%-12zu", o->sizes[z]);
+    for (int z = 0; z < o->c.nsizes; z++) {
+        printf("%-12zu", o->c.sizes[z]);
         for (size_t k = 0; k < sizeof key_ratios / sizeof *key_ratios; k++) {
             double v = key_ratio(r, r->lat, st, (int)k, z);
             char buf[32];
-            int ok = st[key_ratios[k].num] == ST_READY && st[key_ratios[k].den] == ST_READY;
-            printf(" %26s", cell(ok ? ST_READY : ST_OFF, v, buf, sizeof buf));
-            if (!isnan(v)) bench_csv_row(BENCH, key_ratios[k].label, o->sizes[z], "ratio", v);
+            int ok = st[key_ratios[k].num] == BENCH_READY && st[key_ratios[k].den] == BENCH_READY;
+            printf(" %26s", cell(ok ? BENCH_READY : BENCH_OFF, v, buf, sizeof buf));
+            if (!isnan(v)) bench_csv_row(BENCH, key_ratios[k].label, o->c.sizes[z], "ratio", v);
         }
         printf("\n");
     }
 }
 
 static void print_bw_ratio(const struct options *o, const struct results *r,
-                           const enum scheme_status *st)
+                           const enum bench_status *st)
 {
-    int ok = st[S_NARMA_NOTIFY] == ST_READY && st[S_RAW_SHM] == ST_READY;
+    int ok = st[S_NARMA_NOTIFY] == BENCH_READY && st[S_RAW_SHM] == BENCH_READY;
     printf("\n# Streaming bandwidth ratio (median of per-repetition ratios)\n# %-10s %26s\n",
            "Size", "notify_bw/raw_memcpy_bw");
-    for (int z = 0; z < o->nsizes; z++) {
+    for (int z = 0; z < o->c.nsizes; z++) {
         double v =
             ok ? rep_median(r, at(r, r->bw, S_NARMA_NOTIFY, z, 0), at(r, r->bw, S_RAW_SHM, z, 0))
                : NAN;
         char buf[32];
-        printf("%-12zu %26s\n", o->sizes[z], cell(ok ? ST_READY : ST_OFF, v, buf, sizeof buf));
-        if (ok) bench_csv_row(BENCH, "notify_bw/raw_memcpy_bw", o->sizes[z], "ratio", v);
+        printf("%-12zu %26s\n", o->c.sizes[z],
+               cell(ok ? BENCH_READY : BENCH_OFF, v, buf, sizeof buf));
+        if (ok) bench_csv_row(BENCH, "notify_bw/raw_memcpy_bw", o->c.sizes[z], "ratio", v);
+    }
+}
+
+/* Streaming rate: the bandwidth blocks of small sizes read as messages per second. */
+static void print_rate(const struct options *o, const struct results *r,
+                       const enum bench_status *st)
+{
+    printf("\n# Streaming rate (M msgs/s): windows of %d messages, one flush + ack per window; "
+           "median over repetitions\n# %-10s",
+           PP_WINDOW, "Size");
+    for (int s = 0; s < S_COUNT; s++)
+        if (st[s] != BENCH_OFF && schemes[s]->stream) printf(" %15s", schemes[s]->name);
+    printf(" %26s\n", "notify/flush_flag (rate)");
+    for (int z = 0; z < o->c.nsizes && o->c.sizes[z] <= 4096; z++) {
+        size_t size = o->c.sizes[z];
+        printf("%-12zu", size);
+        char buf[32];
+        for (int s = 0; s < S_COUNT; s++) {
+            if (st[s] == BENCH_OFF || !schemes[s]->stream) continue;
+            /* bw is MB/s of `size`-byte messages: messages per microsecond = bw / size */
+            double v = rep_median(r, at(r, r->bw, s, z, 0), NULL) / (double)size;
+            printf(" %15s", cell(st[s], v, buf, sizeof buf));
+            if (st[s] == BENCH_READY && !isnan(v))
+                bench_csv_row(BENCH, schemes[s]->name, size, "rate_Mmsgs", v);
+        }
+        int ok = st[S_NARMA_NOTIFY] == BENCH_READY && st[S_MPI_FLUSH_FLAG] == BENCH_READY;
+        double q = ok ? rep_median(r, at(r, r->bw, S_NARMA_NOTIFY, z, 0),
+                                   at(r, r->bw, S_MPI_FLUSH_FLAG, z, 0))
+                      : NAN;
+        printf(" %26s\n", cell(ok ? BENCH_READY : BENCH_OFF, q, buf, sizeof buf));
+        if (ok) bench_csv_row(BENCH, "notify_rate/flush_flag_rate", size, "ratio", q);
     }
 }
 
@@ -524,26 +437,31 @@ static void print_costs(const struct pp_costs *c)
 
 static int size_index(const struct options *o, size_t size)
 {
-    for (int z = 0; z < o->nsizes; z++)
-        if (o->sizes[z] == size) return z;
+    for (int z = 0; z < o->c.nsizes; z++)
+        if (o->c.sizes[z] == size) return z;
     return -1;
 }
 
 static void print_summary(const struct options *o, const struct results *r,
-                          const enum scheme_status *st, int failed)
+                          const enum bench_status *st, int failed)
 {
     int z8 = size_index(o, 8), z1m = size_index(o, 1u << 20);
-    double v[4] = {NAN, NAN, NAN, NAN};
+    double v[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
     if (z8 >= 0) {
         v[0] = key_ratio(r, r->lat, st, 0, z8);
         v[1] = key_ratio(r, r->lat, st, 1, z8);
         v[2] = key_ratio(r, r->lat, st, 2, z8);
+        v[4] = key_ratio(r, r->lat, st, 5, z8);
+        if (o->bw && st[S_NARMA_NOTIFY] == BENCH_READY && st[S_MPI_FLUSH_FLAG] == BENCH_READY)
+            v[5] = rep_median(r, at(r, r->bw, S_NARMA_NOTIFY, z8, 0),
+                              at(r, r->bw, S_MPI_FLUSH_FLAG, z8, 0));
     }
-    if (z1m >= 0 && o->bw && st[S_NARMA_NOTIFY] == ST_READY && st[S_RAW_SHM] == ST_READY)
+    if (z1m >= 0 && o->bw && st[S_NARMA_NOTIFY] == BENCH_READY && st[S_RAW_SHM] == BENCH_READY)
         v[3] = rep_median(r, at(r, r->bw, S_NARMA_NOTIFY, z1m, 0), at(r, r->bw, S_RAW_SHM, z1m, 0));
     printf("\n# SUMMARY notify/sendrecv@8B=%.2f notify/raw@8B=%.2f narma_pscw/mpi_pscw@8B=%.2f "
-           "notify_bw/raw_memcpy_bw@1MiB=%.2f%s\n",
-           v[0], v[1], v[2], v[3], failed ? "  VALIDATION FAILED (see above)" : "");
+           "notify_bw/raw_memcpy_bw@1MiB=%.2f notify/flush_flag@8B=%.2f "
+           "notify_rate/flush_flag_rate@8B=%.2f%s\n",
+           v[0], v[1], v[2], v[3], v[4], v[5], failed ? "  VALIDATION FAILED (see above)" : "");
 }
 
 /* ---- header ------------------------------------------------------------ */
@@ -561,50 +479,42 @@ static double clock_cost_ns(void)
     return 1e9 * bench_median(d, 257);
 }
 
-struct whereabouts {
-    int cpu;
-    char host[MPI_MAX_PROCESSOR_NAME];
-};
-
 static void print_header(const struct options *o, const struct pp_env *env, int world,
-                         const char *transport, const enum scheme_status *st)
+                         const char *transport, const enum bench_status *st)
 {
-    struct whereabouts me = {.cpu = sched_getcpu()}, peer;
-    int len;
-    MPI_CHECK(MPI_Get_processor_name(me.host, &len));
-    if (env->rank == PP_SERVER) {
-        MPI_CHECK(MPI_Send(&me, sizeof me, MPI_BYTE, env->peer, 0, env->comm));
-        return;
-    }
-    MPI_CHECK(MPI_Recv(&peer, sizeof peer, MPI_BYTE, env->peer, 0, env->comm, MPI_STATUS_IGNORE));
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    MPI_CHECK(MPI_Get_library_version(lib, &len));
-    lib[strcspn(lib, "\n")] = '\0';
-    const char *tenv = getenv("NARMA_TRANSPORT");
-
-    printf("# narma pingpong: half round-trip latency and streaming bandwidth, interleaved\n");
-    printf("# MPI library     : %s\n", lib);
-    printf("# narma version   : %s\n", pp_narma_version());
-    printf("# narma transport : %s (NARMA_TRANSPORT=%s)\n", transport, tenv ? tenv : "unset");
-    printf("# ranks           : %d (ranks 0 and 1 measure%s)\n", world,
-           world > 2 ? ", the others wait at a barrier" : "");
-    printf("# rank 0 (client) : host %s, core %d\n", me.host, me.cpu);
-    printf("# rank 1 (server) : host %s, core %d\n", peer.host, peer.cpu);
+    bench_print_header("narma pingpong: half round-trip latency, streaming bandwidth and rate, "
+                       "interleaved",
+                       env->comm);
+    if (env->rank != PP_CLIENT) return;
+    const char *node = getenv("NARMA_NODE_SIZE");
+    printf("# ranks measuring : 0 (client) and 1 (server)%s\n",
+           world > 2 ? "; the others wait at a barrier" : "");
     printf("# shared memory   : %s\n", env->shm_comm != MPI_COMM_NULL ? "yes" : "no (raw_shm off)");
+    printf("# window flavor   : %s (narma schemes; MPI's schemes use MPI_Win_allocate); "
+           "its narma transport: %s\n",
+           pp_flavor_names[pp_flavor], transport);
+    if (node) /* The library answers per window; a split shows as "shm+mpi" once it exists. */
+        printf("# per-target      : NARMA_NODE_SIZE=%s set before NARMA_Init; per-target "
+               "transports %s\n",
+               node,
+               strchr(transport, '+') ? "reported by the window's transport string"
+                                      : "NOT reported by this narma (one transport per window)");
     printf("# repetitions %d; iterations per block %ld up to %d B, then %ld*%d/size (>= %d); "
-           "warm-up iters/10 + 1 validated round\n",
-           o->reps, o->iters, SCALE_FROM, o->iters, SCALE_FROM, MIN_ITERS);
+           "one validated round, then %s warm-up rounds\n",
+           o->c.reps, o->c.iters, SCALE_FROM, o->c.iters, SCALE_FROM, MIN_ITERS,
+           o->c.warmup >= 0 ? "--warmup" : "iters/10 + 1");
     printf("# timing: CLOCK_MONOTONIC, %.0f ns a read; a sample is the mean of %ld round trips "
            "when a block has >= 8000, else of 1\n",
            clock_cost_ns(), batch_for(8000));
     printf("# the receiver reads the first and last byte of every message (pp_consume)\n");
-    printf("# bandwidth: windows of %d messages, one synchronisation + ack per window\n",
+    printf("# bandwidth and rate: windows of %d messages, one flush/synchronisation + ack per "
+           "window\n",
            PP_WINDOW);
     printf("# schemes:\n");
     for (int s = 0; s < S_COUNT; s++)
-        if (st[s] != ST_OFF)
+        if (st[s] != BENCH_OFF)
             printf("#   %-15s %s%s\n", schemes[s]->name, schemes[s]->what,
-                   st[s] == ST_UNAVAILABLE ? " [unavailable]" : "");
+                   st[s] == BENCH_UNAVAILABLE ? " [unavailable]" : "");
     fflush(stdout);
 }
 
@@ -613,6 +523,7 @@ static void print_header(const struct options *o, const struct pp_env *env, int 
 int main(int argc, char **argv)
 {
     int world_rank, world_size;
+    preset_node_size(argc, argv);
     if (pp_narma_init(&argc, &argv) != 0) {
         fprintf(stderr, "pingpong: NARMA_Init failed\n");
         return 1;
@@ -621,7 +532,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
 
     struct options o;
-    int bad = parse_options(argc, argv, &o, world_rank == 0);
+    int bad = parse_options(argc, argv, &o);
     if (bad || world_size < 2) {
         if (!bad && world_rank == 0)
             fprintf(stderr, "pingpong: needs 2 ranks (mpiexec -n 2 -bind-to core)\n");
@@ -634,11 +545,10 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank, &env.comm));
     int failed = 0;
     if (env.comm != MPI_COMM_NULL) {
-        signal(SIGALRM, watchdog);
         env.rank = world_rank;
         env.peer = 1 - world_rank;
-        for (int z = 0; z < o.nsizes; z++)
-            if (o.sizes[z] > env.max_size) env.max_size = o.sizes[z];
+        for (int z = 0; z < o.c.nsizes; z++)
+            if (o.c.sizes[z] > env.max_size) env.max_size = o.c.sizes[z];
         MPI_Comm shm;
         int nshm;
         MPI_CHECK(MPI_Comm_split_type(env.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm));
@@ -647,24 +557,24 @@ int main(int argc, char **argv)
             env.shm_comm = shm;
         else
             MPI_CHECK(MPI_Comm_free(&shm));
-        if (world_rank == 0) bench_csv_open(o.csv);
+        if (world_rank == 0) bench_csv_open(o.c.csv);
 
-        enum scheme_status st[S_COUNT];
+        enum bench_status st[S_COUNT];
         struct pp_inst inst[S_COUNT];
         for (int s = 0; s < S_COUNT; s++) {
-            st[s] = ST_OFF;
-            if (!o.selected[s]) continue;
-            arm_watchdog(o.timeout, "setup", schemes[s]->name, 0, 0);
-            st[s] = schemes[s]->setup(&env, &inst[s]) == PP_READY ? ST_READY : ST_UNAVAILABLE;
+            st[s] = BENCH_OFF;
+            if (!o.c.selected[s]) continue;
+            bench_watchdog(o.c.timeout, BENCH, "setup", schemes[s]->name, 0, -1);
+            st[s] = schemes[s]->setup(&env, &inst[s]) == PP_READY ? BENCH_READY : BENCH_UNAVAILABLE;
         }
         char transport[64];
-        arm_watchdog(o.timeout, "setup", "narma transport query", 0, 0);
+        bench_watchdog(o.c.timeout, BENCH, "setup", "narma transport query", 0, -1);
         pp_narma_transport(&env, transport, sizeof transport);
         alarm(0);
         print_header(&o, &env, world_size, transport, st);
 
-        struct results res = {.nsizes = o.nsizes, .reps = o.reps};
-        size_t cells = (size_t)S_COUNT * o.nsizes * o.reps;
+        struct results res = {.nsizes = o.c.nsizes, .reps = o.c.reps};
+        size_t cells = (size_t)S_COUNT * o.c.nsizes * o.c.reps;
         res.lat = malloc(cells * sizeof *res.lat);
         res.bw = malloc(cells * sizeof *res.bw);
         if (!res.lat || !res.bw) bench_die(BENCH_HERE, "out of memory");
@@ -673,18 +583,18 @@ int main(int argc, char **argv)
 
         uint64_t block = 0;
         double t0 = bench_now();
-        run_latency(&o, &env, inst, st, &res, &block);
+        run_phase(&o, &env, inst, st, &res, &block, 0);
         double t1 = bench_now();
-        if (o.bw) run_bandwidth(&o, &env, inst, st, &res, &block);
+        if (o.bw) run_phase(&o, &env, inst, st, &res, &block, 1);
         double t2 = bench_now();
         struct pp_costs costs;
         if (o.costs) {
-            arm_watchdog(o.timeout, "cost model", "narma_notify", 8, 0);
+            bench_watchdog(o.c.timeout, BENCH, "cost model", "narma_notify", 8, -1);
             pp_narma_costs(&env, 4096, &costs);
             alarm(0);
         }
         for (int s = 0; s < S_COUNT; s++)
-            failed |= st[s] == ST_FAILED;
+            failed |= st[s] == BENCH_FAILED;
 
         if (env.rank == PP_CLIENT) {
             print_table(&o, &res, res.lat, st, 0, V_VALUE,
@@ -710,6 +620,7 @@ int main(int argc, char **argv)
                 print_table(&o, &res, res.bw, st, 1, V_RATIO_RAW, "Bandwidth ratio to raw_shm",
                             "bw_ratio_to_raw");
                 print_bw_ratio(&o, &res, st);
+                print_rate(&o, &res, st);
             }
             if (o.costs) print_costs(&costs);
             printf("\n# run time: latency %.1f s, bandwidth %.1f s\n", t1 - t0, t2 - t1);
@@ -718,7 +629,7 @@ int main(int argc, char **argv)
         }
 
         for (int s = 0; s < S_COUNT; s++)
-            if (st[s] == ST_READY || st[s] == ST_FAILED) schemes[s]->teardown(&inst[s]);
+            if (st[s] == BENCH_READY || st[s] == BENCH_FAILED) schemes[s]->teardown(&inst[s]);
         bench_csv_close();
         free(res.lat);
         free(res.bw);

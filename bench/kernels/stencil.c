@@ -34,12 +34,13 @@
  * per repetition; the table gives medians over repetitions and the ratio to
  * mpi_sendrecv as the median of per-repetition ratios.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels_common.h"
+#include <unistd.h>
+
+#include "harness.h"
 
 #define PROG "stencil"
 
@@ -63,10 +64,8 @@ static const char *const scheme_names[S_COUNT] = {
 #define NTAG_CORNER 0 /* notification tag of the corner (rows use tags 1..m-1) */
 
 struct options {
-    long m, n, iters;
-    int reps, timeout;
-    int selected[S_COUNT];
-    const char *csv;
+    struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
+    long m, n;
 };
 
 /* One scheme's grid and synchronisation objects on this rank. */
@@ -402,183 +401,119 @@ static double run_scheme(struct stencil *s, long iters, int *bad)
             wrong = 1;
         }
     }
-    *bad = kern_any(wrong, MPI_COMM_WORLD);
+    *bad = bench_any(wrong, MPI_COMM_WORLD);
     return tmax;
 }
 
 /* ---- options and main ------------------------------------------------------ */
 
-static void usage(FILE *f)
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    fprintf(f, "usage: mpiexec -n N " PROG " [options]\n"
-               "  --m M            grid rows (default 1000)\n"
-               "  --n N            grid columns, split across ranks (default 1000)\n"
-               "  --iters I        timed iterations per run, after one warm-up (default 10)\n"
-               "  --reps R         interleaved repetitions (default 5)\n"
-               "  --schemes LIST   subset of:");
-    kern_list_schemes(f, scheme_names, S_COUNT);
-    fprintf(f, "  --csv FILE       write rows bench,scheme,size,metric,value (size = n)\n"
-               "  --timeout S      abort when one run takes more than S seconds (default 120)\n");
+    *o = (struct options){.c = {.iters = 10, .reps = 5, .timeout = 120}, .m = 1000, .n = 1000};
+    const struct bench_opt own[] = {
+        {"m", BENCH_OPT_LONG, &o->m, 2, "grid rows (default 1000)"},
+        {"n", BENCH_OPT_LONG, &o->n, 2, "grid columns, split across ranks (default 1000)"},
+    };
+    const struct bench_spec spec = {
+        .prog = PROG,
+        .usage = "mpiexec -n N " PROG " [options]  (--iters: timed iterations after one warm-up)",
+        .uses = BENCH_USE_REPS | BENCH_USE_ITERS | BENCH_USE_SCHEMES | BENCH_USE_TIMEOUT,
+        .schemes = scheme_names,
+        .nschemes = S_COUNT,
+        .opts = own,
+        .nopts = 2,
+        .quick_reps = 2,
+        .quick_iters = 3,
+    };
+    int rc = bench_parse(argc, argv, &spec, &o->c);
+    if (rc == 0 && o->c.quick && o->m == 1000 && o->n == 1000) o->m = o->n = 200;
+    if (rc == 0 && o->m - 1 > NARMA_TAG_UB)
+        rc = bench_error(PROG ": --m must be at most %d", NARMA_TAG_UB + 1);
+    return rc;
 }
 
-static int parse_options(int argc, char **argv, struct options *o, int verbose)
-{
-    static const struct option longopts[] = {{"m", required_argument, 0, 'm'},
-                                             {"n", required_argument, 0, 'n'},
-                                             {"iters", required_argument, 0, 'i'},
-                                             {"reps", required_argument, 0, 'r'},
-                                             {"schemes", required_argument, 0, 'S'},
-                                             {"csv", required_argument, 0, 'c'},
-                                             {"timeout", required_argument, 0, 't'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
-    FILE *err = verbose ? stderr : fopen("/dev/null", "w");
-    int bad = 0, c;
-    *o = (struct options){.m = 1000, .n = 1000, .iters = 10, .reps = 5, .timeout = 120};
-    for (int s = 0; s < S_COUNT; s++)
-        o->selected[s] = 1;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            o->m = atol(optarg);
-            break;
-        case 'n':
-            o->n = atol(optarg);
-            break;
-        case 'i':
-            o->iters = atol(optarg);
-            break;
-        case 'r':
-            o->reps = atoi(optarg);
-            break;
-        case 'S':
-            bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
-            break;
-        case 'c':
-            o->csv = optarg;
-            break;
-        case 't':
-            o->timeout = atoi(optarg);
-            break;
-        case 'h':
-            usage(verbose ? stdout : err);
-            bad = -1;
-            break;
-        default:
-            bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
-        }
-    }
-    if (!bad && (o->m < 2 || o->n < 2 || o->iters < 1 || o->reps < 1 || o->timeout < 1 ||
-                 o->m - 1 > NARMA_TAG_UB))
-        bad = fprintf(err, PROG ": need --m >= 2, --n >= 2, --iters >= 1, --reps >= 1\n") > 0;
-    if (bad > 0 && verbose) usage(stderr);
-    if (err != stderr) fclose(err);
-    return bad;
-}
+/* One block of the interleaved run: one warm-up and --iters timed iterations of scheme s. */
+struct stencil_run {
+    struct stencil *st;
+    long iters;
+};
 
-static double median_of(double *v, int n)
+static double stencil_block(void *ctx, int s, int z, int rep, int *bad)
 {
-    double tmp[n > 0 ? n : 1];
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (!isnan(v[i])) tmp[k++] = v[i];
-    return bench_median(tmp, (size_t)k);
+    struct stencil_run *r = ctx;
+    (void)z, (void)rep;
+    return run_scheme(&r->st[s], r->iters, bad) / (double)r->iters; /* seconds per iteration */
 }
 
 int main(int argc, char **argv)
 {
-    if (NARMA_Init(&argc, &argv) != NARMA_SUCCESS) {
-        fprintf(stderr, PROG ": NARMA_Init failed\n");
-        return 1;
-    }
+    NARMA_CHECK(NARMA_Init(&argc, &argv));
     int rank, np;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &np));
     struct options o;
-    int bad = parse_options(argc, argv, &o, rank == 0);
+    int bad = parse_options(argc, argv, &o);
     if (!bad && o.n < np) {
         if (rank == 0) fprintf(stderr, PROG ": --n (%ld) must be >= the ranks (%d)\n", o.n, np);
         bad = 1;
     }
-    if (bad) {
-        NARMA_Finalize();
-        return bad < 0 ? 0 : 1;
-    }
+    if (bad) return bench_stop(bad);
 
-    kern_print_header("narma " PROG ": pipelined stencil (PRK Synch_p2p), paper section VI-A",
-                      MPI_COMM_WORLD);
+    bench_print_header("narma " PROG ": pipelined stencil (PRK Synch_p2p), paper section VI-A",
+                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# grid            : %ld x %ld (columns split over %d ranks), %ld timed iterations "
                "+ 1 warm-up, %d interleaved repetitions\n",
-               o.m, o.n, np, o.iters, o.reps);
+               o.m, o.n, np, o.c.iters, o.c.reps);
         printf("# rate            : 2*(m-1)*(n-1) flops per iteration / slowest rank's time\n");
-        printf("# schemes         :");
-        for (int s = 0; s < S_COUNT; s++)
-            if (o.selected[s]) printf(" %s", scheme_names[s]);
-        printf("\n");
+        bench_print_schemes(scheme_names, o.c.selected, S_COUNT);
         fflush(stdout);
     }
-    if (rank == 0) bench_csv_open(o.csv);
+    if (rank == 0) bench_csv_open(o.c.csv);
 
     struct stencil st[S_COUNT];
-    enum kern_status status[S_COUNT];
+    enum bench_status status[S_COUNT];
     for (int s = 0; s < S_COUNT; s++) {
-        status[s] = o.selected[s] ? KS_READY : KS_OFF;
-        if (o.selected[s]) {
-            kern_arm(o.timeout, PROG " set-up", scheme_names[s], (size_t)o.n);
+        status[s] = o.c.selected[s] ? BENCH_READY : BENCH_OFF;
+        if (o.c.selected[s]) {
+            bench_watchdog(o.c.timeout, PROG, "set-up", scheme_names[s], (size_t)o.n, -1);
             setup(&st[s], s, &o);
         }
     }
-    double *rate = malloc((size_t)S_COUNT * (size_t)o.reps * sizeof *rate);
-    double *secs = malloc((size_t)S_COUNT * (size_t)o.reps * sizeof *secs);
+    double *rate = malloc((size_t)S_COUNT * (size_t)o.c.reps * sizeof *rate);
+    double *secs = malloc((size_t)S_COUNT * (size_t)o.c.reps * sizeof *secs);
     if (!rate || !secs) bench_die(BENCH_HERE, "out of memory");
-    for (int i = 0; i < S_COUNT * o.reps; i++)
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
         rate[i] = secs[i] = NAN;
     double flops = 2.0 * (double)(o.m - 1) * (double)(o.n - 1);
-    int nsel = kern_count(o.selected, S_COUNT);
+    struct stencil_run sr = {.st = st, .iters = o.c.iters};
+    const struct bench_run run = bench_run_of(PROG, &o.c, scheme_names, S_COUNT, 0, MPI_COMM_WORLD);
+    bench_interleave(&run, status, stencil_block, &sr, secs);
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        rate[i] = 1e-6 * flops / secs[i];
 
-    double t_start = bench_now();
-    for (int rep = 0; rep < o.reps; rep++) {
-        for (int k = 0; k < nsel; k++) {
-            int s = kern_rotated(o.selected, S_COUNT, rep, k);
-            if (status[s] != KS_READY) continue;
-            int wrong;
-            kern_arm(o.timeout, PROG, scheme_names[s], (size_t)o.n);
-            double t = run_scheme(&st[s], o.iters, &wrong);
-            if (wrong) status[s] = KS_FAILED;
-            secs[s * o.reps + rep] = t / (double)o.iters;
-            rate[s * o.reps + rep] = 1e-6 * flops * (double)o.iters / t;
-        }
-        if (rank == 0)
-            fprintf(stderr, PROG ": repetition %d/%d (%.1f s)\n", rep + 1, o.reps,
-                    bench_now() - t_start);
-    }
-    alarm(0);
-
-    int failed = 0;
-    for (int s = 0; s < S_COUNT; s++)
-        failed |= status[s] == KS_FAILED;
+    int failed = bench_failed(status, S_COUNT);
     if (rank == 0) {
         printf("\n# Rates: median over repetitions; ratio = median of per-repetition ratios\n");
         printf("# %-14s %14s %16s %12s %18s\n", "Scheme", "MFlops/s", "Avg time (s)", "max/min",
                "ratio_to_sendrecv");
         for (int s = 0; s < S_COUNT; s++) {
-            if (status[s] == KS_OFF) continue;
-            if (status[s] == KS_FAILED) {
+            if (status[s] == BENCH_OFF) continue;
+            if (status[s] == BENCH_FAILED) {
                 printf("%-16s %14s\n", scheme_names[s], "FAILED");
                 continue;
             }
-            double *r = rate + s * o.reps;
+            double *r = rate + s * o.c.reps;
             double mn, mx, ratio = NAN;
-            bench_minmax(r, (size_t)o.reps, &mn, &mx);
-            if (status[S_SENDRECV] == KS_READY) {
-                double q[o.reps];
-                for (int i = 0; i < o.reps; i++)
-                    q[i] = r[i] / rate[S_SENDRECV * o.reps + i];
-                ratio = median_of(q, o.reps);
+            bench_minmax(r, (size_t)o.c.reps, &mn, &mx);
+            if (status[S_SENDRECV] == BENCH_READY) {
+                double q[o.c.reps];
+                for (int i = 0; i < o.c.reps; i++)
+                    q[i] = r[i] / rate[S_SENDRECV * o.c.reps + i];
+                ratio = bench_rep_median(q, NULL, o.c.reps);
             }
-            double mr = median_of(r, o.reps), ms = median_of(secs + s * o.reps, o.reps);
+            double mr = bench_rep_median(r, NULL, o.c.reps),
+                   ms = bench_rep_median(secs + s * o.c.reps, NULL, o.c.reps);
             printf("%-16s %14.2f %16.6e %12.3f %18.3f\n", scheme_names[s], mr, ms, mx / mn, ratio);
             bench_csv_row(PROG, scheme_names[s], (size_t)o.n, "mflops", mr);
             bench_csv_row(PROG, scheme_names[s], (size_t)o.n, "avg_time_s", ms);
@@ -591,22 +526,22 @@ int main(int argc, char **argv)
         } else {
             printf("\nSolution validates\n");
             for (int s = 0; s < S_COUNT; s++)
-                if (status[s] == KS_READY)
+                if (status[s] == BENCH_READY)
                     printf("Rate (MFlops/s) %-14s: %.2f  Avg time (s): %.6e\n", scheme_names[s],
-                           median_of(rate + s * o.reps, o.reps),
-                           median_of(secs + s * o.reps, o.reps));
+                           bench_rep_median(rate + s * o.c.reps, NULL, o.c.reps),
+                           bench_rep_median(secs + s * o.c.reps, NULL, o.c.reps));
         }
-        if (status[S_NOTIFY] == KS_READY && status[S_SENDRECV] == KS_READY) {
-            double q[o.reps];
-            for (int i = 0; i < o.reps; i++)
-                q[i] = rate[S_NOTIFY * o.reps + i] / rate[S_SENDRECV * o.reps + i];
+        if (status[S_NOTIFY] == BENCH_READY && status[S_SENDRECV] == BENCH_READY) {
+            double q[o.c.reps];
+            for (int i = 0; i < o.c.reps; i++)
+                q[i] = rate[S_NOTIFY * o.c.reps + i] / rate[S_SENDRECV * o.c.reps + i];
             printf("# SUMMARY stencil narma_notify/mpi_sendrecv=%.2f (target >= 1.5)\n",
-                   median_of(q, o.reps));
+                   bench_rep_median(q, NULL, o.c.reps));
         }
         fflush(stdout);
     }
     for (int s = 0; s < S_COUNT; s++)
-        if (status[s] != KS_OFF) teardown(&st[s]);
+        if (status[s] != BENCH_OFF) teardown(&st[s]);
     bench_csv_close();
     free(rate);
     free(secs);

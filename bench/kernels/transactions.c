@@ -21,10 +21,14 @@
  * reduce-scatter of those expectations gives every target the exact sums its
  * window must hold, checked under an exclusive lock on itself (then zeroed).
  */
-#include <getopt.h>
 #include <stdint.h>
 
-#include "kern2_common.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 #define BENCH "transactions"
 
@@ -33,10 +37,9 @@ static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_nonbl
                                                   "narma_reorder"};
 
 struct options {
+    struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
     long tx;
-    int k, slots, depth, reps, timeout, sliding;
-    const char *csv;
-    int sel[S_COUNT];
+    int k, slots, depth, sliding;
 };
 
 struct tx {
@@ -102,7 +105,7 @@ static void transaction_body(struct tx *s, NARMA_Win win, int target, int64_t *v
 {
     const struct options *o = s->o;
     for (int a = 0; a < o->k; a++) {
-        uint64_t r = k2_rand(&s->rng);
+        uint64_t r = bench_rand(&s->rng);
         int off = (int)(r % (uint64_t)o->slots);
         vals[a] = (int64_t)((r >> 32) % 1000) + 1;
         s->expect[(size_t)target * o->slots + off] += vals[a];
@@ -117,7 +120,7 @@ static void run(struct tx *s, int scheme)
     NARMA_Win win = s->win[scheme == S_REORDER];
     if (scheme == S_BLOCKING) {
         for (long t = 0; t < o->tx; t++) {
-            int target = (int)(k2_rand(&s->rng) % (uint64_t)s->size);
+            int target = (int)(bench_rand(&s->rng) % (uint64_t)s->size);
             NARMA_CHECK(NARMA_Win_lock(NARMA_LOCK_EXCLUSIVE, target, 0, win));
             transaction_body(s, win, target, s->vals);
             NARMA_CHECK(NARMA_Win_unlock(target, win));
@@ -143,7 +146,7 @@ static void run(struct tx *s, int scheme)
                 freelist[nfree++] = done[i];
         }
         int slot = freelist[--nfree];
-        int target = (int)(k2_rand(&s->rng) % (uint64_t)s->size);
+        int target = (int)(bench_rand(&s->rng) % (uint64_t)s->size);
         NARMA_Request lr;
         NARMA_CHECK(NARMA_Win_ilock(NARMA_LOCK_EXCLUSIVE, target, 0, win, &lr));
         NARMA_CHECK(NARMA_Request_free(&lr)); /* epoch-opening requests are complete at once */
@@ -188,87 +191,56 @@ static long check(struct tx *s, int scheme)
 
 /* ---- driver ------------------------------------------------------------ */
 
-static void usage(FILE *f)
+static int parse(int argc, char **argv, struct options *o)
 {
-    fprintf(
-        f,
-        "usage: mpiexec -n P transactions [options]\n"
-        "  --tx T          transactions per rank and repetition (default 10000)\n"
-        "  --k K           accumulates per transaction (default 8)\n"
-        "  --slots S       int64 slots per window (default 1024)\n"
-        "  --depth D       nonblocking transactions in flight per batch (default 32)\n"
-        "  --sliding       refill transactions as they complete (NARMA_Waitsome) instead of\n"
-        "                  waiting for the whole batch (NARMA_Waitall)\n"
-        "  --reps R        interleaved repetitions (default 11)\n"
-        "  --schemes LIST  subset of narma_blocking,narma_nonblocking,narma_reorder (default all)\n"
-        "  --csv FILE      write rows bench,scheme,size,metric,value (size = K)\n"
-        "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
+    *o = (struct options){
+        .c = {.reps = 11, .timeout = 60}, .tx = 10000, .k = 8, .slots = 1024, .depth = 32};
+    const struct bench_opt own[] = {
+        {"tx", BENCH_OPT_LONG, &o->tx, 1, "transactions per rank and repetition (default 10000)"},
+        {"k", BENCH_OPT_INT, &o->k, 1, "accumulates per transaction (default 8; the CSV size)"},
+        {"slots", BENCH_OPT_INT, &o->slots, 1, "int64 slots per window (default 1024)"},
+        {"depth", BENCH_OPT_INT, &o->depth, 1,
+         "nonblocking transactions in flight per batch (default 32)"},
+        {"sliding", BENCH_OPT_FLAG, &o->sliding, 0,
+         "refill transactions as they complete (NARMA_Waitsome), not per batch"},
+    };
+    const struct bench_spec spec = {
+        .prog = BENCH,
+        .usage = "mpiexec -n P " BENCH " [options]",
+        .uses = BENCH_USE_REPS | BENCH_USE_SCHEMES | BENCH_USE_TIMEOUT,
+        .schemes = scheme_names,
+        .nschemes = S_COUNT,
+        .opts = own,
+        .nopts = (int)(sizeof own / sizeof *own),
+        .quick_reps = 3,
+    };
+    int rc = bench_parse(argc, argv, &spec, &o->c);
+    if (rc == 0 && o->c.quick && o->tx == 10000) o->tx = 1000;
+    return rc;
 }
 
-static int parse(int argc, char **argv, struct options *o, int verbose)
+/* One block of the interleaved run: every rank's transactions, timed (slowest rank), checked. */
+struct tx_run {
+    struct tx *s;
+    long tx;
+    int rank;
+};
+
+static double tx_block(void *ctx, int sc, int z, int rep, int *bad)
 {
-    static const struct option lo[] = {{"tx", required_argument, 0, 'x'},
-                                       {"k", required_argument, 0, 'k'},
-                                       {"slots", required_argument, 0, 's'},
-                                       {"depth", required_argument, 0, 'd'},
-                                       {"reps", required_argument, 0, 'r'},
-                                       {"schemes", required_argument, 0, 'S'},
-                                       {"csv", required_argument, 0, 'c'},
-                                       {"timeout", required_argument, 0, 't'},
-                                       {"sliding", no_argument, 0, 'w'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    *o = (struct options){
-        .tx = 10000, .k = 8, .slots = 1024, .depth = 32, .reps = 11, .timeout = 60};
-    for (int s = 0; s < S_COUNT; s++)
-        o->sel[s] = 1;
-    int c, bad = 0;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (c) {
-        case 'x':
-            o->tx = atol(optarg);
-            bad = o->tx < 1;
-            break;
-        case 'k':
-            o->k = atoi(optarg);
-            bad = o->k < 1;
-            break;
-        case 's':
-            o->slots = atoi(optarg);
-            bad = o->slots < 1;
-            break;
-        case 'd':
-            o->depth = atoi(optarg);
-            bad = o->depth < 1;
-            break;
-        case 'r':
-            o->reps = atoi(optarg);
-            bad = o->reps < 1;
-            break;
-        case 'S':
-            bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel);
-            break;
-        case 'c':
-            o->csv = optarg;
-            break;
-        case 'w':
-            o->sliding = 1;
-            break;
-        case 't':
-            o->timeout = atoi(optarg);
-            bad = o->timeout < 1;
-            break;
-        case 'h':
-            if (verbose) usage(stdout);
-            return -1;
-        default:
-            bad = 1;
-        }
-        if (bad && verbose) fprintf(stderr, BENCH ": bad option '%s'\n", argv[optind - 1]);
-    }
-    if (bad && verbose) usage(stderr);
-    return bad;
+    struct tx_run *t = ctx;
+    (void)z;
+    MPI_CHECK(MPI_Barrier(t->s->comm));
+    double t0 = bench_now();
+    run(t->s, sc);
+    double dt = bench_now() - t0;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, t->s->comm));
+    long wrong = check(t->s, sc);
+    if (wrong && t->rank == 0)
+        fprintf(stderr, "!!! " BENCH ": %s repetition %d: %ld wrong slots in total\n",
+                scheme_names[sc], rep, wrong);
+    *bad = wrong != 0;
+    return (double)t->tx * t->s->size / dt;
 }
 
 int main(int argc, char **argv)
@@ -277,14 +249,12 @@ int main(int argc, char **argv)
     int rank;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     struct options o;
-    int rc = parse(argc, argv, &o, rank == 0);
-    if (rc) {
-        NARMA_CHECK(NARMA_Finalize());
-        return rc < 0 ? 0 : 1;
-    }
-    k2_header(MPI_COMM_WORLD,
-              "transactions: unstructured atomic transactions in exclusive lock epochs "
-              "(nonblocking-RMA paper IV-B, VIII-B)");
+    int rc = parse(argc, argv, &o);
+    if (rc) return bench_stop(rc);
+    bench_print_header(
+        "narma transactions: unstructured atomic transactions in exclusive lock epochs "
+        "(nonblocking-RMA paper IV-B, VIII-B)",
+        MPI_COMM_WORLD);
     struct tx s;
     tx_setup(&s, MPI_COMM_WORLD, &o);
     if (rank == 0) {
@@ -297,53 +267,37 @@ int main(int argc, char **argv)
             o.depth);
         printf("# repetitions %d, schemes interleaved (order rotated per repetition); "
                "rate = all ranks' transactions / slowest rank's time; every repetition validated\n",
-               o.reps);
+               o.c.reps);
         fflush(stdout);
-        bench_csv_open(o.csv);
+        bench_csv_open(o.c.csv);
     }
     int ids[S_COUNT], ns = 0;
     for (int i = 0; i < S_COUNT; i++)
-        if (o.sel[i]) ids[ns++] = i;
-    double *rate = malloc((size_t)S_COUNT * o.reps * sizeof *rate);
-    long failed = 0;
-    for (int r = 0; r < o.reps; r++)
-        for (int k = 0; k < ns; k++) {
-            int sc = ids[(k + r) % ns];
-            k2_watchdog(o.timeout, BENCH, scheme_names[sc], r);
-            MPI_CHECK(MPI_Barrier(s.comm));
-            double t0 = bench_now();
-            run(&s, sc);
-            double dt = bench_now() - t0;
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, s.comm));
-            rate[sc * o.reps + r] = (double)o.tx * s.size / dt;
-            long bad = check(&s, sc);
-            if (bad && rank == 0)
-                fprintf(stderr, "!!! " BENCH ": %s repetition %d: %ld wrong slots in total\n",
-                        scheme_names[sc], r, bad);
-            failed += bad;
-        }
-    alarm(0);
+        if (o.c.selected[i]) ids[ns++] = i;
+    double *rate = malloc((size_t)S_COUNT * o.c.reps * sizeof *rate);
+    if (!rate) bench_die(BENCH_HERE, "out of memory");
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        rate[i] = NAN;
+    struct tx_run tr = {.s = &s, .tx = o.tx, .rank = rank};
+    const struct bench_run run = bench_run_of(BENCH, &o.c, scheme_names, S_COUNT, 0, s.comm);
+    enum bench_status status[S_COUNT];
+    bench_status_init(status, o.c.selected, S_COUNT);
+    bench_interleave(&run, status, tx_block, &tr, rate);
+    int failed = bench_failed(status, S_COUNT);
+
     if (rank == 0) {
         printf("\n# %-18s %16s %10s\n", "Scheme", "transactions/s", "spread");
         for (int k = 0; k < ns; k++) {
             int sc = ids[k];
-            double v = k2_median(&rate[sc * o.reps], NULL, o.reps);
+            double v = bench_rep_median(&rate[sc * o.c.reps], NULL, o.c.reps);
             printf("  %-18s %16.0f %10.2f\n", scheme_names[sc], v,
-                   k2_spread(&rate[sc * o.reps], o.reps));
+                   bench_spread(&rate[sc * o.c.reps], o.c.reps));
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.k, "tx_per_s", v);
         }
-        printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {
+        static const struct bench_pair pairs[] = {
             {S_REORDER, S_BLOCKING}, {S_NONBLOCKING, S_BLOCKING}, {S_REORDER, S_NONBLOCKING}};
-        for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
-            int a = pairs[p][0], b = pairs[p][1];
-            if (!o.sel[a] || !o.sel[b]) continue;
-            char label[64];
-            snprintf(label, sizeof label, "%s/%s", scheme_names[a], scheme_names[b]);
-            double v = k2_median(&rate[a * o.reps], &rate[b * o.reps], o.reps);
-            printf("  %-38s %8.3f\n", label, v);
-            bench_csv_row(BENCH, label, (size_t)o.k, "ratio", v);
-        }
+        bench_print_pairs(BENCH, "Rate ratios", scheme_names, o.c.selected, pairs,
+                          (int)(sizeof pairs / sizeof *pairs), rate, o.c.reps, (size_t)o.k);
         printf(failed ? "\nERROR: solution does not validate\n" : "\nSolution validates\n");
         fflush(stdout);
         bench_csv_close();

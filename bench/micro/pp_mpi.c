@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "common.h"
+#include "harness.h"
 #include "pingpong.h"
 
 #define TAG_DATA 1

@@ -22,14 +22,13 @@
  * the paper's programs end in wait or test.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <narma/narma.h>
 
-#include "common.h"
+#include "harness.h"
 
 #define BENCH "patterns"
 #define MAXQ  4
@@ -657,15 +656,13 @@ static NARMA_Win make_window(const char *key, const char *value)
     return w;
 }
 
-static void usage(void)
+static void list_patterns(void)
 {
-    if (g.rank == 0) {
-        printf("usage: patterns [--pattern NAME] [--reps N] [--delay-us N] [--size BYTES] "
-               "[--csv FILE]\npatterns:");
-        for (int i = 0; i < NPATTERNS; i++)
-            printf(" %s", patterns[i].name);
-        printf("\n");
-    }
+    if (g.rank != 0) return;
+    printf("patterns:");
+    for (int i = 0; i < NPATTERNS; i++)
+        printf(" %s", patterns[i].name);
+    printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -674,47 +671,35 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g.nranks);
     MPI_Comm_group(MPI_COMM_WORLD, &g.world);
-    const char *only = NULL, *csv = NULL;
-    int reps = 20;
+    const char *only = NULL;
+    struct bench_common c = {.reps = 20};
     g.size = 1 << 20;
     g.delay_us = 1000;
-    static const struct option opts[] = {{"pattern", required_argument, 0, 'p'},
-                                         {"reps", required_argument, 0, 'r'},
-                                         {"delay-us", required_argument, 0, 'd'},
-                                         {"size", required_argument, 0, 's'},
-                                         {"csv", required_argument, 0, 'c'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    for (int c; (c = getopt_long(argc, argv, "p:r:d:s:c:h", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'p':
-            only = optarg;
-            break;
-        case 'r':
-            reps = atoi(optarg);
-            break;
-        case 'd':
-            g.delay_us = atol(optarg);
-            break;
-        case 's':
-            g.size = bench_parse_size(optarg);
-            break;
-        case 'c':
-            csv = optarg;
-            break;
-        default:
-            usage();
-            MPI_Finalize();
-            return c == 'h' ? 0 : 1;
-        }
+    const struct bench_opt own[] = {
+        {"pattern", BENCH_OPT_STRING, &only, 0, "run one pattern only (see the list below)"},
+        {"delay-us", BENCH_OPT_LONG, &g.delay_us, 0,
+         "a late peer's or a computation's delay (default 1000)"},
+        {"size", BENCH_OPT_SIZE, &g.size, 0, "bytes per put (default 1M)"},
+    };
+    const struct bench_spec spec = {
+        .prog = BENCH,
+        .usage = "mpiexec -n 3 " BENCH " [options]",
+        .uses = BENCH_USE_REPS,
+        .opts = own,
+        .nopts = 3,
+        .quick_reps = 3,
+    };
+    int rc = bench_parse(argc, argv, &spec, &c);
+    if (rc < 0) list_patterns();
+    if (rc == 0 && (g.nranks < 3 || g.size > (1u << 30))) {
+        if (g.rank == 0) fprintf(stderr, "patterns: needs >= 3 ranks and a size <= 1 GiB\n");
+        rc = 1;
     }
-    if (g.nranks < 3 || reps < 1 || g.size == 0 || g.size > (1u << 30) || g.delay_us < 0) {
-        if (g.rank == 0)
-            fprintf(stderr, "patterns: needs >= 3 ranks, reps >= 1, 0 < size <= 1 GiB\n");
-        usage();
+    if (rc) {
         MPI_Finalize();
-        return 1;
+        return rc < 0 ? 0 : 1;
     }
+    int reps = c.reps;
     g.src = bench_alloc(g.size);
     bench_fill(g.src, g.size, 42);
     void *mbase;
@@ -725,17 +710,13 @@ int main(int argc, char **argv)
         g.fwin[f][S_OFF] = make_window(flag_keys[f], "false");
         g.fwin[f][S_ON] = make_window(flag_keys[f], "true");
     }
+    bench_print_header("narma patterns: inefficiency patterns of RMA synchronisation "
+                       "(nonblocking-RMA paper VIII-A)",
+                       MPI_COMM_WORLD);
     if (g.rank == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        char *nl = strchr(lib, '\n');
-        if (nl) *nl = 0;
-        printf("# narma %s, transport %s, %d ranks\n# MPI: %s\n", NARMA_Get_version(),
-               NARMA_Win_get_transport(g.nwin), g.nranks, lib);
         printf("# put size %zu bytes, delay %ld us (nanosleep), %d repetitions\n", g.size,
                g.delay_us, reps);
-        bench_csv_open(csv);
+        bench_csv_open(c.csv);
     }
     int found = 0, met = 0, ran = 0;
     for (int i = 0; i < NPATTERNS; i++) {
@@ -745,7 +726,7 @@ int main(int argc, char **argv)
         met += run_pattern(&patterns[i], reps);
     }
     if (!found)
-        usage();
+        list_patterns();
     else if (g.rank == 0)
         printf("\n# %d of %d judged ratios meet their target\n", met, ran);
     if (g.rank == 0) bench_csv_close();

@@ -27,15 +27,15 @@
  * Schemes run interleaved (rotated order per repetition and size); the table
  * gives the median over repetitions of each block's overlap.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels_common.h"
+#include <unistd.h>
+
+#include "harness.h"
 
 #define PROG      "overlap"
-#define MAX_SIZES 32
 #define NTAG      5
 #define MTAG      5
 #define OVERSHOOT 1.1 /* computation = OVERSHOOT x t_comm: "slightly more" than the transfer */
@@ -48,11 +48,7 @@ static const char *const scheme_names[S_COUNT] = {[S_ISEND] = "mpi_isend",
                                                   [S_NOTIFY] = "narma_notify"};
 
 struct options {
-    size_t sizes[MAX_SIZES];
-    int nsizes, reps, timeout;
-    long iters;
-    int selected[S_COUNT];
-    const char *csv;
+    struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
 };
 
 struct pair {
@@ -248,7 +244,7 @@ static struct block_result block(struct scheme *s, const struct pair *p, size_t 
             wrong = 1;
         }
     }
-    *bad = kern_any(wrong, p->comm);
+    *bad = bench_any(wrong, p->comm);
     if (p->rank == 0) {
         double ov = 1.0 - (r.t_total - r.t_compute) / r.t_comm;
         r.overlap = ov < 0 ? 0 : ov > 1 ? 1 : ov;
@@ -263,116 +259,83 @@ static struct block_result block(struct scheme *s, const struct pair *p, size_t 
 
 static long iters_for(const struct options *o, size_t size)
 {
-    if (size <= SCALE_FROM) return o->iters;
-    long it = (long)((double)o->iters * SCALE_FROM / (double)size);
-    return it > MIN_ITERS ? it : (o->iters < MIN_ITERS ? o->iters : MIN_ITERS);
+    if (size <= SCALE_FROM) return o->c.iters;
+    long it = (long)((double)o->c.iters * SCALE_FROM / (double)size);
+    return it > MIN_ITERS ? it : (o->c.iters < MIN_ITERS ? o->c.iters : MIN_ITERS);
 }
 
-static void usage(FILE *f)
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    fprintf(f,
-            "usage: mpiexec -n 2 " PROG " [options]   (ranks beyond 2 wait)\n"
-            "  --sizes LIST     message sizes (default 8,64,512,4K,32K,256K,1M)\n"
-            "  --iters N        iterations per phase up to %d B, then N*%d/size (>= %d) "
-            "(default 100)\n"
-            "  --reps R         interleaved repetitions (default 5)\n"
-            "  --schemes LIST   subset of:",
-            SCALE_FROM, SCALE_FROM, MIN_ITERS);
-    kern_list_schemes(f, scheme_names, S_COUNT);
-    fprintf(f, "  --csv FILE       write rows bench,scheme,size,metric,value\n"
-               "  --timeout S      abort when one block takes more than S seconds (default 120)\n");
-}
-
-static int parse_options(int argc, char **argv, struct options *o, int verbose)
-{
-    static const struct option longopts[] = {
-        {"sizes", required_argument, 0, 's'}, {"iters", required_argument, 0, 'i'},
-        {"reps", required_argument, 0, 'r'},  {"schemes", required_argument, 0, 'S'},
-        {"csv", required_argument, 0, 'c'},   {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    FILE *err = verbose ? stderr : fopen("/dev/null", "w");
-    int bad = 0, c;
-    *o = (struct options){.iters = 100, .reps = 5, .timeout = 120};
-    o->nsizes = bench_parse_size_list("8,64,512,4K,32K,256K,1M", o->sizes, MAX_SIZES);
-    for (int s = 0; s < S_COUNT; s++)
-        o->selected[s] = 1;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->nsizes = bench_parse_size_list(optarg, o->sizes, MAX_SIZES);
-            if (o->nsizes <= 0) bad = fprintf(err, PROG ": bad --sizes '%s'\n", optarg) > 0;
-            break;
-        case 'i':
-            o->iters = atol(optarg);
-            break;
-        case 'r':
-            o->reps = atoi(optarg);
-            break;
-        case 'S':
-            bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
-            break;
-        case 'c':
-            o->csv = optarg;
-            break;
-        case 't':
-            o->timeout = atoi(optarg);
-            break;
-        case 'h':
-            usage(verbose ? stdout : err);
-            bad = -1;
-            break;
-        default:
-            bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
-        }
-    }
-    if (!bad && (o->iters < 1 || o->reps < 1 || o->timeout < 1))
-        bad = fprintf(err, PROG ": need --iters >= 1, --reps >= 1, --timeout >= 1\n") > 0;
-    if (bad > 0 && verbose) usage(stderr);
-    if (err != stderr) fclose(err);
-    return bad;
-}
-
-static double rep_median(const double *x, int reps, double scale)
-{
-    double v[reps];
-    size_t n = 0;
-    for (int i = 0; i < reps; i++)
-        if (!isnan(x[i])) v[n++] = scale * x[i];
-    return bench_median(v, n);
+    *o = (struct options){.c = {.iters = 100, .reps = 5, .timeout = 120}};
+    const struct bench_spec spec = {
+        .prog = PROG,
+        .usage = "mpiexec -n 2 " PROG " [options]  (ranks beyond 2 wait; --iters: per phase up "
+                 "to 64 KiB, then iters*65536/size, at least 10; default sizes 8..1M)",
+        .uses = BENCH_USE_ALL & ~BENCH_USE_WARMUP,
+        .schemes = scheme_names,
+        .nschemes = S_COUNT,
+        .quick_reps = 2,
+        .quick_iters = 10,
+        .quick_sizes = "8,4K,64K",
+    };
+    int rc = bench_parse(argc, argv, &spec, &o->c);
+    if (rc == 0 && !(o->c.given & BENCH_USE_SIZES) && !o->c.quick)
+        o->c.nsizes = bench_parse_size_list("8,64,512,4K,32K,256K,1M", o->c.sizes, BENCH_MAX_SIZES);
+    return rc;
 }
 
 enum metric { M_OVERLAP, M_COMM, M_COMPUTE, M_TOTAL, M_COUNT };
 
+/* One block of the interleaved run; the four metrics go to res[metric]. */
+struct overlap_run {
+    struct scheme *sc;
+    const struct pair *p;
+    const struct options *o;
+    double unit;
+    uint64_t seed;
+    double *samples;
+    double **res; /* [metric][(scheme*nsizes + size)*reps + rep] */
+};
+
+static double overlap_block(void *ctx, int s, int z, int rep, int *bad)
+{
+    struct overlap_run *r = ctx;
+    size_t size = r->o->c.sizes[z];
+    struct block_result b =
+        block(&r->sc[s], r->p, size, iters_for(r->o, size), r->unit, r->seed++, r->samples, bad);
+    const double v[M_COUNT] = {[M_OVERLAP] = b.overlap,
+                               [M_COMM] = b.t_comm,
+                               [M_COMPUTE] = b.t_compute,
+                               [M_TOTAL] = b.t_total};
+    size_t at = ((size_t)s * (size_t)r->o->c.nsizes + (size_t)z) * (size_t)r->o->c.reps + rep;
+    for (int m = 0; m < M_COUNT; m++)
+        r->res[m][at] = v[m];
+    return NAN;
+}
+
 int main(int argc, char **argv)
 {
-    if (NARMA_Init(&argc, &argv) != NARMA_SUCCESS) {
-        fprintf(stderr, PROG ": NARMA_Init failed\n");
-        return 1;
-    }
+    NARMA_CHECK(NARMA_Init(&argc, &argv));
     int wrank, wsize;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &wrank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &wsize));
     struct options o;
-    int bad = parse_options(argc, argv, &o, wrank == 0);
+    int bad = parse_options(argc, argv, &o);
     if (!bad && wsize < 2) {
         if (wrank == 0) fprintf(stderr, PROG ": needs 2 ranks\n");
         bad = 1;
     }
-    if (bad) {
-        NARMA_Finalize();
-        return bad < 0 ? 0 : 1;
-    }
+    if (bad) return bench_stop(bad);
 
     struct pair p = {.rank = wrank};
     MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, wrank < 2 ? 0 : MPI_UNDEFINED, wrank, &p.comm));
     int failed = 0;
     if (p.comm != MPI_COMM_NULL) {
-        for (int z = 0; z < o.nsizes; z++)
-            if (o.sizes[z] > p.max_size) p.max_size = o.sizes[z];
-        kern_print_header("narma " PROG ": communication/computation overlap, paper section V-A "
-                          "(figure 4a)",
-                          p.comm);
+        for (int z = 0; z < o.c.nsizes; z++)
+            if (o.c.sizes[z] > p.max_size) p.max_size = o.c.sizes[z];
+        bench_print_header("narma " PROG ": communication/computation overlap, paper section V-A "
+                           "(figure 4a)",
+                           p.comm);
         double unit = calibrate_unit();
         MPI_CHECK(MPI_Bcast(&unit, 1, MPI_DOUBLE, 0, p.comm));
         if (p.rank == 0) {
@@ -384,25 +347,22 @@ int main(int argc, char **argv)
                    OVERSHOOT, 1e9 * unit);
             printf("# iterations      : %ld per phase up to %d B (medians), %d interleaved "
                    "repetitions; untimed barrier between iterations\n",
-                   o.iters, SCALE_FROM, o.reps);
-            printf("# schemes         :");
-            for (int s = 0; s < S_COUNT; s++)
-                if (o.selected[s]) printf(" %s", scheme_names[s]);
-            printf("\n");
+                   o.c.iters, SCALE_FROM, o.c.reps);
+            bench_print_schemes(scheme_names, o.c.selected, S_COUNT);
             fflush(stdout);
-            bench_csv_open(o.csv);
+            bench_csv_open(o.c.csv);
         }
 
         struct scheme sc[S_COUNT];
-        enum kern_status status[S_COUNT];
+        enum bench_status status[S_COUNT];
         for (int s = 0; s < S_COUNT; s++) {
-            status[s] = o.selected[s] ? KS_READY : KS_OFF;
-            if (o.selected[s]) {
-                kern_arm(o.timeout, PROG " set-up", scheme_names[s], p.max_size);
+            status[s] = o.c.selected[s] ? BENCH_READY : BENCH_OFF;
+            if (o.c.selected[s]) {
+                bench_watchdog(o.c.timeout, PROG, "set-up", scheme_names[s], p.max_size, -1);
                 setup(&sc[s], s, &p);
             }
         }
-        size_t cells = (size_t)S_COUNT * (size_t)o.nsizes * (size_t)o.reps;
+        size_t cells = (size_t)S_COUNT * (size_t)o.c.nsizes * (size_t)o.c.reps;
         double *res[M_COUNT];
         for (int m = 0; m < M_COUNT; m++) {
             res[m] = malloc(cells * sizeof(double));
@@ -410,35 +370,14 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < cells; i++)
                 res[m][i] = NAN;
         }
-#define AT(m, s, z) (res[m] + ((size_t)(s) * (size_t)o.nsizes + (size_t)(z)) * (size_t)o.reps)
-        double *samples = malloc((size_t)o.iters * sizeof *samples);
+#define AT(m, s, z) (res[m] + ((size_t)(s) * (size_t)o.c.nsizes + (size_t)(z)) * (size_t)o.c.reps)
+        double *samples = malloc((size_t)o.c.iters * sizeof *samples);
         if (!samples) bench_die(BENCH_HERE, "out of memory");
-        int nsel = kern_count(o.selected, S_COUNT);
-        uint64_t seed = 1;
-        double t_start = bench_now();
-        for (int rep = 0; rep < o.reps; rep++) {
-            for (int z = 0; z < o.nsizes; z++) {
-                for (int i = 0; i < nsel; i++) {
-                    int s = kern_rotated(o.selected, S_COUNT, rep + z, i);
-                    if (status[s] != KS_READY) continue;
-                    int wrong;
-                    kern_arm(o.timeout, PROG, scheme_names[s], o.sizes[z]);
-                    struct block_result r = block(&sc[s], &p, o.sizes[z], iters_for(&o, o.sizes[z]),
-                                                  unit, seed++, samples, &wrong);
-                    if (wrong) status[s] = KS_FAILED;
-                    AT(M_OVERLAP, s, z)[rep] = r.overlap;
-                    AT(M_COMM, s, z)[rep] = r.t_comm;
-                    AT(M_COMPUTE, s, z)[rep] = r.t_compute;
-                    AT(M_TOTAL, s, z)[rep] = r.t_total;
-                }
-            }
-            if (p.rank == 0)
-                fprintf(stderr, PROG ": repetition %d/%d (%.1f s)\n", rep + 1, o.reps,
-                        bench_now() - t_start);
-        }
-        alarm(0);
-        for (int s = 0; s < S_COUNT; s++)
-            failed |= status[s] == KS_FAILED;
+        struct overlap_run orun = {
+            .sc = sc, .p = &p, .o = &o, .unit = unit, .seed = 1, .samples = samples, .res = res};
+        const struct bench_run run = bench_run_of(PROG, &o.c, scheme_names, S_COUNT, 1, p.comm);
+        bench_interleave(&run, status, overlap_block, &orun, NULL);
+        failed = bench_failed(status, S_COUNT);
 
         if (p.rank == 0) {
             static const struct {
@@ -456,40 +395,36 @@ int main(int argc, char **argv)
                              1e6},
             };
             for (int m = 0; m < M_COUNT; m++) {
-                printf("\n# %s\n# %-10s", tables[m].title, "Size");
-                for (int s = 0; s < S_COUNT; s++)
-                    if (status[s] != KS_OFF) printf(" %14s", scheme_names[s]);
-                printf("\n");
-                for (int z = 0; z < o.nsizes; z++) {
-                    printf("%-12zu", o.sizes[z]);
-                    for (int s = 0; s < S_COUNT; s++) {
-                        if (status[s] == KS_OFF) continue;
-                        if (status[s] == KS_FAILED) {
-                            printf(" %14s", "FAILED");
-                            continue;
-                        }
-                        double v = rep_median(AT(m, s, z), o.reps, tables[m].scale);
-                        printf(m == M_OVERLAP ? " %14.1f" : " %14.3f", v);
-                        /* CSV: overlap as a fraction in [0, 1] */
-                        bench_csv_row(PROG, scheme_names[s], o.sizes[z], tables[m].metric,
-                                      m == M_OVERLAP ? v / 100 : v);
-                    }
-                    printf("\n");
-                }
+                /* CSV: overlap as a fraction in [0, 1] */
+                const struct bench_table t = {.title = tables[m].title,
+                                              .prog = PROG,
+                                              .metric = tables[m].metric,
+                                              .names = scheme_names,
+                                              .status = status,
+                                              .nschemes = S_COUNT,
+                                              .sizes = o.c.sizes,
+                                              .nsizes = o.c.nsizes,
+                                              .reps = o.c.reps,
+                                              .scale = tables[m].scale,
+                                              .csv_scale = m == M_OVERLAP ? 1 : 0,
+                                              .den = -1};
+                bench_print_table(&t, res[m]);
             }
             printf(failed ? "\nERROR: data does not validate (see stderr)\n"
                           : "\nSolution validates\n");
-            printf("# SUMMARY overlap (%%) at %zu B / %zu B:", o.sizes[0], o.sizes[o.nsizes - 1]);
+            printf("# SUMMARY overlap (%%) at %zu B / %zu B:", o.c.sizes[0],
+                   o.c.sizes[o.c.nsizes - 1]);
             for (int s = 0; s < S_COUNT; s++)
-                if (status[s] == KS_READY)
+                if (status[s] == BENCH_READY)
                     printf(" %s=%.0f/%.0f", scheme_names[s],
-                           rep_median(AT(M_OVERLAP, s, 0), o.reps, 100),
-                           rep_median(AT(M_OVERLAP, s, o.nsizes - 1), o.reps, 100));
+                           (100) * bench_rep_median(AT(M_OVERLAP, s, 0), NULL, o.c.reps),
+                           (100) *
+                               bench_rep_median(AT(M_OVERLAP, s, o.c.nsizes - 1), NULL, o.c.reps));
             printf("\n");
             fflush(stdout);
         }
         for (int s = 0; s < S_COUNT; s++)
-            if (status[s] != KS_OFF) teardown(&sc[s]);
+            if (status[s] != BENCH_OFF) teardown(&sc[s]);
         bench_csv_close();
         for (int m = 0; m < M_COUNT; m++)
             free(res[m]);

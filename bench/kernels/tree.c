@@ -26,17 +26,17 @@
  * and, per size, every scheme once in a rotated order; tables give medians
  * over repetitions and speedups as medians of per-repetition ratios.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels_common.h"
+#include <unistd.h>
+
+#include "harness.h"
 
 #define PROG      "tree"
 #define ARITY     16 /* default; --arity changes it (deeper trees on few ranks) */
 #define MAX_ARITY 64
-#define MAX_SIZES 32
 #define NTAG      17 /* notification tag of child contributions */
 #define MTAG      17 /* MPI tag of mpi_sendrecv */
 
@@ -50,11 +50,8 @@ static const char *const scheme_names[S_COUNT] = {
 };
 
 struct options {
-    size_t sizes[MAX_SIZES];
-    int nsizes, reps, timeout, arity;
-    long iters;
-    int selected[S_COUNT];
-    const char *csv;
+    struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
+    int arity;
 };
 
 /* The tree around this rank, and one scheme's objects. */
@@ -232,88 +229,42 @@ static double block(struct tree *t, size_t size, long iters, long *k, double *sa
         }
         (*k)++;
     }
-    *bad = kern_any(wrong, MPI_COMM_WORLD);
+    *bad = bench_any(wrong, MPI_COMM_WORLD);
     return t->rank == 0 ? 1e6 * bench_median(samples, (size_t)iters) : NAN;
 }
 
 /* ---- options and main ------------------------------------------------------ */
 
-static void usage(FILE *f)
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    fprintf(f,
-            "usage: mpiexec -n N " PROG " [options]\n"
-            "  --sizes LIST     bytes per contribution, multiples of 8 (default 8)\n"
-            "  --iters I        reductions per block (default 2000)\n"
-            "  --reps R         interleaved repetitions (default 5)\n"
-            "  --arity K        children per node, 1..64 (default 16; small K tests deep trees)\n"
-            "  --schemes LIST   subset of:");
-    kern_list_schemes(f, scheme_names, S_COUNT);
-    fprintf(f, "  --csv FILE       write rows bench,scheme,size,metric,value\n"
-               "  --timeout S      abort when one block takes more than S seconds (default 120)\n");
-}
-
-static int parse_options(int argc, char **argv, struct options *o, int verbose)
-{
-    static const struct option longopts[] = {{"sizes", required_argument, 0, 's'},
-                                             {"iters", required_argument, 0, 'i'},
-                                             {"reps", required_argument, 0, 'r'},
-                                             {"schemes", required_argument, 0, 'S'},
-                                             {"csv", required_argument, 0, 'c'},
-                                             {"timeout", required_argument, 0, 't'},
-                                             {"arity", required_argument, 0, 'a'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
-    FILE *err = verbose ? stderr : fopen("/dev/null", "w");
-    int bad = 0, c;
-    *o = (struct options){
-        .sizes = {8}, .nsizes = 1, .iters = 2000, .reps = 5, .timeout = 120, .arity = ARITY};
-    for (int s = 0; s < S_COUNT; s++)
-        o->selected[s] = 1;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->nsizes = bench_parse_size_list(optarg, o->sizes, MAX_SIZES);
-            if (o->nsizes <= 0) bad = fprintf(err, PROG ": bad --sizes '%s'\n", optarg) > 0;
-            for (int z = 0; !bad && z < o->nsizes; z++)
-                if (o->sizes[z] % sizeof(double) || o->sizes[z] / sizeof(double) > (1u << 30))
-                    bad = fprintf(err, PROG ": sizes must be multiples of 8 B\n") > 0;
-            break;
-        case 'i':
-            o->iters = atol(optarg);
-            break;
-        case 'r':
-            o->reps = atoi(optarg);
-            break;
-        case 'a':
-            o->arity = atoi(optarg);
-            break;
-        case 'S':
-            bad = kern_parse_schemes(optarg, scheme_names, S_COUNT, o->selected, PROG, err);
-            break;
-        case 'c':
-            o->csv = optarg;
-            break;
-        case 't':
-            o->timeout = atoi(optarg);
-            break;
-        case 'h':
-            usage(verbose ? stdout : err);
-            bad = -1;
-            break;
-        default:
-            bad = fprintf(err, PROG ": unknown option '%s'\n", argv[optind - 1]) > 0;
-        }
+    *o = (struct options){.c = {.iters = 2000, .reps = 5, .timeout = 120}, .arity = ARITY};
+    const struct bench_opt own[] = {
+        {"arity", BENCH_OPT_INT, &o->arity, 1, "children per node, 1..64 (default 16)"},
+    };
+    const struct bench_spec spec = {
+        .prog = PROG,
+        .usage = "mpiexec -n N " PROG " [options]  (sizes: bytes per contribution, multiples "
+                 "of 8; default 8)",
+        .uses = BENCH_USE_ALL & ~BENCH_USE_WARMUP,
+        .schemes = scheme_names,
+        .nschemes = S_COUNT,
+        .opts = own,
+        .nopts = 1,
+        .quick_reps = 2,
+        .quick_iters = 100,
+        .quick_sizes = "8",
+    };
+    int rc = bench_parse(argc, argv, &spec, &o->c);
+    if (rc == 0 && !(o->c.given & BENCH_USE_SIZES) && !o->c.quick) {
+        o->c.nsizes = 1; /* the default is 8 B only */
+        o->c.sizes[0] = 8;
     }
-    if (!bad &&
-        (o->iters < 1 || o->reps < 1 || o->timeout < 1 || o->arity < 1 || o->arity > MAX_ARITY))
-        bad = fprintf(err,
-                      PROG ": need --iters >= 1, --reps >= 1, --timeout >= 1, "
-                           "1 <= --arity <= %d\n",
-                      MAX_ARITY) > 0;
-    if (bad > 0 && verbose) usage(stderr);
-    if (err != stderr) fclose(err);
-    return bad;
+    for (int z = 0; rc == 0 && z < o->c.nsizes; z++)
+        if (o->c.sizes[z] % sizeof(double) || o->c.sizes[z] / sizeof(double) > (1u << 30))
+            rc = bench_error(PROG ": sizes must be multiples of 8 B");
+    if (rc == 0 && o->arity > MAX_ARITY)
+        rc = bench_error(PROG ": --arity must be at most %d", MAX_ARITY);
+    return rc;
 }
 
 /* Levels below the root of the k-ary tree over np ranks. */
@@ -325,154 +276,110 @@ static int depth(int np, int k)
     return d;
 }
 
-static double rep_median(const double *x, const double *y, int reps)
+/* One block of the interleaved run: --iters reductions of one size. */
+struct tree_run {
+    struct tree *tr;
+    const size_t *sizes;
+    long iters, k; /* k: reductions so far (seeds the data) */
+    double *samples;
+};
+
+static double tree_block(void *ctx, int s, int z, int rep, int *bad)
 {
-    double v[reps];
-    size_t n = 0;
-    for (int i = 0; i < reps; i++) {
-        double q = y ? x[i] / y[i] : x[i];
-        if (!isnan(q)) v[n++] = q;
-    }
-    return bench_median(v, n);
+    struct tree_run *r = ctx;
+    (void)rep;
+    return block(&r->tr[s], r->sizes[z], r->iters, &r->k, r->samples, bad);
 }
 
 int main(int argc, char **argv)
 {
-    if (NARMA_Init(&argc, &argv) != NARMA_SUCCESS) {
-        fprintf(stderr, PROG ": NARMA_Init failed\n");
-        return 1;
-    }
+    NARMA_CHECK(NARMA_Init(&argc, &argv));
     int rank, np;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &np));
     struct options o;
-    int bad = parse_options(argc, argv, &o, rank == 0);
-    if (bad) {
-        NARMA_Finalize();
-        return bad < 0 ? 0 : 1;
-    }
+    int bad = parse_options(argc, argv, &o);
+    if (bad) return bench_stop(bad);
     size_t max_size = 0;
-    for (int z = 0; z < o.nsizes; z++)
-        if (o.sizes[z] > max_size) max_size = o.sizes[z];
+    for (int z = 0; z < o.c.nsizes; z++)
+        if (o.c.sizes[z] > max_size) max_size = o.c.sizes[z];
 
-    kern_print_header("narma " PROG
-                      ": k-ary tree reduction to rank 0 (paper: 16-ary), section VI-B",
-                      MPI_COMM_WORLD);
+    bench_print_header("narma " PROG
+                       ": k-ary tree reduction to rank 0 (paper: 16-ary), section VI-B",
+                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# tree            : arity %d, depth %d over %d ranks; %ld reductions per block "
                "(+ %ld warm-up), %d interleaved repetitions\n",
-               o.arity, depth(np, o.arity), np, o.iters, o.iters / 10 + 1, o.reps);
+               o.arity, depth(np, o.arity), np, o.c.iters, o.c.iters / 10 + 1, o.c.reps);
         printf("# time            : rank 0, from its exit of an untimed MPI_Barrier to the "
                "validated result; median per block\n");
-        printf("# schemes         :");
-        for (int s = 0; s < S_COUNT; s++)
-            if (o.selected[s]) printf(" %s", scheme_names[s]);
-        printf("\n");
+        bench_print_schemes(scheme_names, o.c.selected, S_COUNT);
         fflush(stdout);
     }
-    if (rank == 0) bench_csv_open(o.csv);
+    if (rank == 0) bench_csv_open(o.c.csv);
 
     struct tree tr[S_COUNT];
-    enum kern_status status[S_COUNT];
+    enum bench_status status[S_COUNT];
     for (int s = 0; s < S_COUNT; s++) {
-        status[s] = o.selected[s] ? KS_READY : KS_OFF;
-        if (o.selected[s]) {
-            kern_arm(o.timeout, PROG " set-up", scheme_names[s], max_size);
+        status[s] = o.c.selected[s] ? BENCH_READY : BENCH_OFF;
+        if (o.c.selected[s]) {
+            bench_watchdog(o.c.timeout, PROG, "set-up", scheme_names[s], max_size, -1);
             setup(&tr[s], s, max_size, o.arity);
         }
     }
-    size_t cells = (size_t)S_COUNT * (size_t)o.nsizes * (size_t)o.reps;
+    size_t cells = (size_t)S_COUNT * (size_t)o.c.nsizes * (size_t)o.c.reps;
     double *lat = malloc(cells * sizeof *lat);
-    double *samples = malloc((size_t)o.iters * sizeof *samples);
+    double *samples = malloc((size_t)o.c.iters * sizeof *samples);
     if (!lat || !samples) bench_die(BENCH_HERE, "out of memory");
     for (size_t i = 0; i < cells; i++)
         lat[i] = NAN;
-#define LAT(s, z) (lat + ((size_t)(s) * (size_t)o.nsizes + (size_t)(z)) * (size_t)o.reps)
+#define LAT(s, z) (lat + ((size_t)(s) * (size_t)o.c.nsizes + (size_t)(z)) * (size_t)o.c.reps)
 
-    int nsel = kern_count(o.selected, S_COUNT);
-    long k = 0;
-    double t_start = bench_now();
-    for (int rep = 0; rep < o.reps; rep++) {
-        for (int z = 0; z < o.nsizes; z++) {
-            for (int i = 0; i < nsel; i++) {
-                int s = kern_rotated(o.selected, S_COUNT, rep + z, i);
-                if (status[s] != KS_READY) continue;
-                int wrong;
-                kern_arm(o.timeout, PROG, scheme_names[s], o.sizes[z]);
-                LAT(s, z)[rep] = block(&tr[s], o.sizes[z], o.iters, &k, samples, &wrong);
-                if (wrong) status[s] = KS_FAILED;
-            }
-        }
-        if (rank == 0)
-            fprintf(stderr, PROG ": repetition %d/%d (%.1f s)\n", rep + 1, o.reps,
-                    bench_now() - t_start);
-    }
-    alarm(0);
+    struct tree_run trun = {.tr = tr, .sizes = o.c.sizes, .iters = o.c.iters, .samples = samples};
+    const struct bench_run run = bench_run_of(PROG, &o.c, scheme_names, S_COUNT, 1, MPI_COMM_WORLD);
+    bench_interleave(&run, status, tree_block, &trun, lat);
 
-    int failed = 0;
-    for (int s = 0; s < S_COUNT; s++)
-        failed |= status[s] == KS_FAILED;
+    int failed = bench_failed(status, S_COUNT);
     if (rank == 0) {
-        printf("\n# Size  Latency (us): rank 0's reduction time, median over repetitions\n# %-10s",
-               "Size");
-        for (int s = 0; s < S_COUNT; s++)
-            if (status[s] != KS_OFF) printf(" %14s", scheme_names[s]);
-        printf("\n");
-        for (int z = 0; z < o.nsizes; z++) {
-            printf("%-12zu", o.sizes[z]);
-            for (int s = 0; s < S_COUNT; s++) {
-                if (status[s] == KS_OFF) continue;
-                if (status[s] == KS_FAILED) {
-                    printf(" %14s", "FAILED");
-                    continue;
-                }
-                double v = rep_median(LAT(s, z), NULL, o.reps);
-                printf(" %14.3f", v);
-                bench_csv_row(PROG, scheme_names[s], o.sizes[z], "latency_us", v);
-            }
-            printf("\n");
-        }
-        if (status[S_REDUCE] == KS_READY) {
-            printf("\n# Speedup over mpi_reduce (its time / the scheme's; median of "
-                   "per-repetition ratios)\n# %-10s",
-                   "Size");
-            for (int s = 0; s < S_COUNT; s++)
-                if (status[s] != KS_OFF) printf(" %14s", scheme_names[s]);
-            printf("\n");
-            for (int z = 0; z < o.nsizes; z++) {
-                printf("%-12zu", o.sizes[z]);
-                for (int s = 0; s < S_COUNT; s++) {
-                    if (status[s] == KS_OFF) continue;
-                    if (status[s] == KS_FAILED) {
-                        printf(" %14s", "FAILED");
-                        continue;
-                    }
-                    double v = rep_median(LAT(S_REDUCE, z), LAT(s, z), o.reps);
-                    printf(" %14.3f", v);
-                    bench_csv_row(PROG, scheme_names[s], o.sizes[z], "speedup_vs_reduce", v);
-                }
-                printf("\n");
-            }
+        struct bench_table t = {
+            .title = "Size  Latency (us): rank 0's reduction time, median over repetitions",
+            .prog = PROG,
+            .metric = "latency_us",
+            .names = scheme_names,
+            .status = status,
+            .nschemes = S_COUNT,
+            .sizes = o.c.sizes,
+            .nsizes = o.c.nsizes,
+            .reps = o.c.reps,
+            .den = -1};
+        bench_print_table(&t, lat);
+        if (status[S_REDUCE] == BENCH_READY) {
+            t.title = "Speedup over mpi_reduce (its time / the scheme's; median of per-repetition "
+                      "ratios)";
+            t.metric = "speedup_vs_reduce";
+            t.den = S_REDUCE;
+            t.invert = 1;
+            bench_print_table(&t, lat);
         }
         if (failed) {
             printf("\nERROR: solution does not validate (see stderr)\n");
         } else {
             printf("\nSolution validates\n");
             for (int s = 0; s < S_COUNT; s++)
-                if (status[s] == KS_READY)
+                if (status[s] == BENCH_READY)
                     printf("Rate (1/latency, reductions/s) %-14s: %.0f at %zu B\n", scheme_names[s],
-                           1e6 / rep_median(LAT(s, 0), NULL, o.reps), o.sizes[0]);
+                           1e6 / bench_rep_median(LAT(s, 0), NULL, o.c.reps), o.c.sizes[0]);
         }
         int z8 = -1;
-        for (int z = 0; z < o.nsizes; z++)
-            if (o.sizes[z] == 8) z8 = z;
-        if (z8 >= 0 && status[S_REDUCE] == KS_READY && status[S_NOTIFY] == KS_READY)
+        for (int z = 0; z < o.c.nsizes; z++)
+            if (o.c.sizes[z] == 8) z8 = z;
+        if (z8 >= 0 && status[S_REDUCE] == BENCH_READY && status[S_NOTIFY] == BENCH_READY)
             printf("# SUMMARY tree mpi_reduce/narma_notify@8B=%.2f (target > 1)\n",
-                   rep_median(LAT(S_REDUCE, z8), LAT(S_NOTIFY, z8), o.reps));
+                   bench_rep_median(LAT(S_REDUCE, z8), LAT(S_NOTIFY, z8), o.c.reps));
         fflush(stdout);
     }
     for (int s = 0; s < S_COUNT; s++)
-        if (status[s] != KS_OFF) teardown(&tr[s]);
+        if (status[s] != BENCH_OFF) teardown(&tr[s]);
     bench_csv_close();
     free(lat);
     free(samples);

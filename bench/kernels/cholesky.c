@@ -36,11 +36,15 @@
  * and checks ||A - L L^T||_F / ||A||_F (lower triangles) against --tol.
  * BLAS/LAPACK are called through their Fortran symbols (no CBLAS/LAPACKE).
  */
-#include <getopt.h>
 #include <sched.h>
 #include <stdint.h>
 
-#include "kern2_common.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 #define BENCH "cholesky"
 
@@ -65,10 +69,9 @@ enum { S_MPI_PROBE, S_MPI_ONESIDED, S_NARMA_NOTIFY, S_COUNT };
 static const char *const scheme_names[S_COUNT] = {"mpi_probe", "mpi_onesided", "narma_notify"};
 
 struct options {
-    int nt, b, reps, dist2d, timeout;
+    struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
+    int nt, b, dist2d;
     double tol;
-    const char *csv;
-    int sel[S_COUNT];
 };
 
 /* ---- geometry: tiles, owners, broadcast trees ------------------------- */
@@ -161,7 +164,7 @@ static void geom_free(struct geom *g)
 static inline double a_elem(int n, int r, int c)
 {
     int hi = r > c ? r : c, lo = r > c ? c : r;
-    double v = k2_uniform((uint64_t)hi * (uint64_t)n + (uint64_t)lo + 1);
+    double v = bench_uniform((uint64_t)hi * (uint64_t)n + (uint64_t)lo + 1);
     return r == c ? v + n : v;
 }
 
@@ -475,75 +478,65 @@ static double residual(struct state *s)
 
 /* ---- driver ------------------------------------------------------------ */
 
-static void usage(FILE *f)
+static int parse(int argc, char **argv, struct options *o)
 {
-    fprintf(f,
-            "usage: mpiexec -n P cholesky [options]\n"
-            "  --nt N          tiles per dimension (default 48)\n"
-            "  --b B           tile order (default 8; matrix order n = nt*b)\n"
-            "  --dist 1d|2d    tile distribution: column-cyclic or 2-D block-cyclic (default 1d)\n"
-            "  --reps R        interleaved repetitions (default 11)\n"
-            "  --schemes LIST  subset of mpi_probe,mpi_onesided,narma_notify (default all)\n"
-            "  --tol X         validation tolerance on ||A-LL^T||/||A|| (default 1e-10)\n"
-            "  --csv FILE      write rows bench,scheme,size,metric,value\n"
-            "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
+    const char *dist = "1d";
+    *o = (struct options){.c = {.reps = 11, .timeout = 60}, .nt = 48, .b = 8, .tol = 1e-10};
+    const struct bench_opt own[] = {
+        {"nt", BENCH_OPT_INT, &o->nt, 1, "tiles per dimension (default 48)"},
+        {"b", BENCH_OPT_INT, &o->b, 1, "tile order (default 8; matrix order n = nt*b)"},
+        {"dist", BENCH_OPT_STRING, &dist, 0,
+         "1d|2d: column-cyclic or 2-D block-cyclic (default 1d)"},
+        {"tol", BENCH_OPT_DOUBLE, &o->tol, 0,
+         "validation tolerance on ||A-LL^T||/||A|| (default 1e-10)"},
+    };
+    const struct bench_spec spec = {
+        .prog = BENCH,
+        .usage = "mpiexec -n P " BENCH " [options]",
+        .uses = BENCH_USE_REPS | BENCH_USE_SCHEMES | BENCH_USE_TIMEOUT,
+        .schemes = scheme_names,
+        .nschemes = S_COUNT,
+        .opts = own,
+        .nopts = (int)(sizeof own / sizeof *own),
+        .quick_reps = 3,
+    };
+    int rc = bench_parse(argc, argv, &spec, &o->c);
+    if (rc == 0) {
+        o->dist2d = !strcmp(dist, "2d");
+        if (!o->dist2d && strcmp(dist, "1d")) rc = bench_error(BENCH ": bad --dist '%s'", dist);
+    }
+    return rc;
 }
 
-static int parse(int argc, char **argv, struct options *o, int verbose)
+/* One block of the interleaved run: factorise, time (slowest rank), validate. */
+struct chol_run {
+    struct state *st;
+    const struct geom *g;
+    double tol, worst[S_COUNT]; /* worst residual per scheme */
+    int rank;
+};
+
+static double chol_block(void *ctx, int s, int z, int rep, int *bad)
 {
-    static const struct option lo[] = {
-        {"nt", required_argument, 0, 'n'},      {"b", required_argument, 0, 'b'},
-        {"dist", required_argument, 0, 'd'},    {"reps", required_argument, 0, 'r'},
-        {"schemes", required_argument, 0, 'S'}, {"tol", required_argument, 0, 'T'},
-        {"csv", required_argument, 0, 'c'},     {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    *o = (struct options){.nt = 48, .b = 8, .reps = 11, .timeout = 60, .tol = 1e-10};
-    for (int s = 0; s < S_COUNT; s++)
-        o->sel[s] = 1;
-    int c, bad = 0;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            o->nt = atoi(optarg);
-            bad = o->nt < 1;
-            break;
-        case 'b':
-            o->b = atoi(optarg);
-            bad = o->b < 1;
-            break;
-        case 'd':
-            o->dist2d = !strcmp(optarg, "2d");
-            bad = !o->dist2d && strcmp(optarg, "1d");
-            break;
-        case 'r':
-            o->reps = atoi(optarg);
-            bad = o->reps < 1;
-            break;
-        case 'S':
-            bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel);
-            break;
-        case 'T':
-            o->tol = atof(optarg);
-            bad = !(o->tol > 0);
-            break;
-        case 'c':
-            o->csv = optarg;
-            break;
-        case 't':
-            o->timeout = atoi(optarg);
-            bad = o->timeout < 1;
-            break;
-        case 'h':
-            if (verbose) usage(stdout);
-            return -1;
-        default:
-            bad = 1;
-        }
-        if (bad && verbose) fprintf(stderr, BENCH ": bad option '%s'\n", argv[optind - 1]);
+    struct chol_run *c = ctx;
+    (void)z;
+    state_reset(&c->st[s]);
+    double t0 = bench_now();
+    factorise(&c->st[s]);
+    double dt = bench_now() - t0;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, c->g->comm));
+    double res = residual(&c->st[s]);
+    MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, c->g->comm));
+    if (res > c->worst[s] || isnan(res)) c->worst[s] = res;
+    if (!(res <= c->tol)) {
+        *bad = 1;
+        if (c->rank == 0)
+            fprintf(stderr,
+                    "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
+                    "||A-LL^T||/||A|| = %.3e > %.1e\n",
+                    scheme_names[s], rep, res, c->tol);
     }
-    if (bad && verbose) usage(stderr);
-    return bad;
+    return (double)c->g->n * c->g->n * c->g->n / 3.0 / dt / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -552,11 +545,8 @@ int main(int argc, char **argv)
     int rank;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     struct options o;
-    int rc = parse(argc, argv, &o, rank == 0);
-    if (rc) {
-        NARMA_CHECK(NARMA_Finalize());
-        return rc < 0 ? 0 : 1;
-    }
+    int rc = parse(argc, argv, &o);
+    if (rc) return bench_stop(rc);
     struct geom g;
     geom_init(&g, MPI_COMM_WORLD, &o);
     int *tag_ub, flag;
@@ -567,79 +557,57 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    k2_header(MPI_COMM_WORLD, "cholesky: task-based tiled Cholesky (notified-access paper VI-C)");
+    bench_print_header("narma cholesky: task-based tiled Cholesky (notified-access paper VI-C)",
+                       MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# matrix order %d = %d tiles of %d x %d (%zu B); %s distribution (%d x %d grid)\n",
                g.n, g.nt, g.b, g.b, g.tsz * sizeof(double),
                o.dist2d ? "2-D block-cyclic" : "1-D column-cyclic", g.pr, g.pc);
         printf("# repetitions %d, schemes interleaved (order rotated per repetition); "
                "rate = (n^3/3) / slowest rank's time\n",
-               o.reps);
+               o.c.reps);
         printf("# tiles broadcast along binary trees [owner, consumers]; every repetition "
                "validated\n");
         fflush(stdout);
-        bench_csv_open(o.csv);
+        bench_csv_open(o.c.csv);
     }
 
     struct state st[S_COUNT];
     int ids[S_COUNT], ns = 0;
     for (int s = 0; s < S_COUNT; s++)
-        if (o.sel[s]) {
+        if (o.c.selected[s]) {
             state_setup(&st[s], s, &g);
             ids[ns++] = s;
         }
-    double *gf = malloc((size_t)S_COUNT * o.reps * sizeof *gf);
-    double worst[S_COUNT] = {0};
-    int failed = 0;
-    for (int r = 0; r < o.reps; r++)
-        for (int k = 0; k < ns; k++) {
-            int s = ids[(k + r) % ns];
-            k2_watchdog(o.timeout, BENCH, scheme_names[s], r);
-            state_reset(&st[s]);
-            double t0 = bench_now();
-            factorise(&st[s]);
-            double dt = bench_now() - t0;
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, g.comm));
-            gf[s * o.reps + r] = (double)g.n * g.n * g.n / 3.0 / dt / 1e9;
-            double res = residual(&st[s]);
-            MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, g.comm));
-            if (res > worst[s] || isnan(res)) worst[s] = res;
-            if (!(res <= o.tol)) {
-                failed = 1;
-                if (rank == 0)
-                    fprintf(stderr,
-                            "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
-                            "||A-LL^T||/||A|| = %.3e > %.1e\n",
-                            scheme_names[s], r, res, o.tol);
-            }
-        }
-    alarm(0);
+    double *gf = malloc((size_t)S_COUNT * o.c.reps * sizeof *gf);
+    if (!gf) bench_die(BENCH_HERE, "out of memory");
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        gf[i] = NAN;
+    struct chol_run cr = {.st = st, .g = &g, .tol = o.tol, .rank = rank};
+    const struct bench_run run = bench_run_of(BENCH, &o.c, scheme_names, S_COUNT, 0, g.comm);
+    enum bench_status status[S_COUNT];
+    bench_status_init(status, o.c.selected, S_COUNT);
+    bench_interleave(&run, status, chol_block, &cr, gf);
+    int failed = bench_failed(status, S_COUNT);
+    const double *worst = cr.worst;
 
     if (rank == 0) {
         printf("\n# %-14s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread",
                "max residual");
         for (int k = 0; k < ns; k++) {
             int s = ids[k];
-            double v = k2_median(&gf[s * o.reps], NULL, o.reps);
+            double v = bench_rep_median(&gf[s * o.c.reps], NULL, o.c.reps);
             printf("  %-14s %12.3f %12.3f %10.2f %14.3e\n", scheme_names[s], v,
-                   (double)g.n * g.n * g.n / 3.0 / v / 1e6, k2_spread(&gf[s * o.reps], o.reps),
-                   worst[s]);
+                   (double)g.n * g.n * g.n / 3.0 / v / 1e6,
+                   bench_spread(&gf[s * o.c.reps], o.c.reps), worst[s]);
             bench_csv_row(BENCH, scheme_names[s], (size_t)g.n, "gflops", v);
             bench_csv_row(BENCH, scheme_names[s], (size_t)g.n, "residual", worst[s]);
         }
-        printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {{S_NARMA_NOTIFY, S_MPI_PROBE},
-                                       {S_NARMA_NOTIFY, S_MPI_ONESIDED},
-                                       {S_MPI_ONESIDED, S_MPI_PROBE}};
-        for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
-            int a = pairs[p][0], b = pairs[p][1];
-            if (!o.sel[a] || !o.sel[b]) continue;
-            char label[64];
-            snprintf(label, sizeof label, "%s/%s", scheme_names[a], scheme_names[b]);
-            double v = k2_median(&gf[a * o.reps], &gf[b * o.reps], o.reps);
-            printf("  %-28s %8.3f\n", label, v);
-            bench_csv_row(BENCH, label, (size_t)g.n, "ratio", v);
-        }
+        static const struct bench_pair pairs[] = {{S_NARMA_NOTIFY, S_MPI_PROBE},
+                                                  {S_NARMA_NOTIFY, S_MPI_ONESIDED},
+                                                  {S_MPI_ONESIDED, S_MPI_PROBE}};
+        bench_print_pairs(BENCH, "Rate ratios", scheme_names, o.c.selected, pairs,
+                          (int)(sizeof pairs / sizeof *pairs), gf, o.c.reps, (size_t)g.n);
         printf(failed ? "\nERROR: solution does not validate\n" : "\nSolution validates\n");
         fflush(stdout);
         bench_csv_close();

@@ -33,10 +33,14 @@
  * Rate: 2n^3/3 flops over the slowest rank's time. Validation: rank 0 gathers
  * the factors and checks ||A - LU||_F / ||A||_F against --tol.
  */
-#include <getopt.h>
 #include <stdint.h>
 
-#include "kern2_common.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 #define BENCH "lu"
 
@@ -45,10 +49,9 @@ static const char *const scheme_names[S_COUNT] = {"narma_blocking", "narma_eager
                                                   "narma_nonblocking"};
 
 struct options {
-    int n, reps, timeout, lookahead;
+    struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
+    int n, lookahead;
     double tol;
-    const char *csv;
-    int sel[S_COUNT];
 };
 
 struct lu {
@@ -68,7 +71,7 @@ static inline double *row(struct lu *s, int i) { return s->a + (size_t)(i / s->s
 
 static inline double a_elem(int n, int r, int c)
 {
-    double v = k2_uniform((uint64_t)r * (uint64_t)n + (uint64_t)c + 7);
+    double v = bench_uniform((uint64_t)r * (uint64_t)n + (uint64_t)c + 7);
     return r == c ? v + n : v;
 }
 
@@ -264,73 +267,60 @@ static double residual(struct lu *s)
 
 /* ---- driver ------------------------------------------------------------ */
 
-static void usage(FILE *f)
+static int parse(int argc, char **argv, struct options *o)
 {
-    fprintf(
-        f,
-        "usage: mpiexec -n P lu [options]\n"
-        "  --n N           matrix order (default 384)\n"
-        "  --reps R        interleaved repetitions (default 21)\n"
-        "  --schemes LIST  subset of narma_blocking,narma_eager,narma_nonblocking (default all)\n"
-        "  --tol X         validation tolerance on ||A-LU||/||A|| (default 1e-12)\n"
-        "  --lookahead     owner of row k+1 finishes and sends it before its other updates\n"
-        "  --csv FILE      write rows bench,scheme,size,metric,value\n"
-        "  --timeout S     abort when one repetition takes more than S seconds (default 60)\n");
+    *o = (struct options){.c = {.reps = 21, .timeout = 60}, .n = 384, .tol = 1e-12};
+    const struct bench_opt own[] = {
+        {"n", BENCH_OPT_INT, &o->n, 1, "matrix order (default 384)"},
+        {"tol", BENCH_OPT_DOUBLE, &o->tol, 0,
+         "validation tolerance on ||A-LU||/||A|| (default 1e-12)"},
+        {"lookahead", BENCH_OPT_FLAG, &o->lookahead, 0,
+         "owner of row k+1 finishes and sends it before its other updates"},
+    };
+    const struct bench_spec spec = {
+        .prog = BENCH,
+        .usage = "mpiexec -n P " BENCH " [options]",
+        .uses = BENCH_USE_REPS | BENCH_USE_SCHEMES | BENCH_USE_TIMEOUT,
+        .schemes = scheme_names,
+        .nschemes = S_COUNT,
+        .opts = own,
+        .nopts = (int)(sizeof own / sizeof *own),
+        .quick_reps = 3,
+    };
+    int rc = bench_parse(argc, argv, &spec, &o->c);
+    return rc;
 }
 
-static int parse(int argc, char **argv, struct options *o, int verbose)
+/* One block of the interleaved run: fill, factorise, time (slowest rank), validate. */
+struct lu_run {
+    struct lu *s;
+    const struct options *o;
+    double flops, worst[S_COUNT]; /* worst residual per scheme */
+    int rank;
+};
+
+static double lu_block(void *ctx, int sc, int z, int rep, int *bad)
 {
-    static const struct option lo[] = {{"n", required_argument, 0, 'n'},
-                                       {"reps", required_argument, 0, 'r'},
-                                       {"schemes", required_argument, 0, 'S'},
-                                       {"tol", required_argument, 0, 'T'},
-                                       {"csv", required_argument, 0, 'c'},
-                                       {"timeout", required_argument, 0, 't'},
-                                       {"lookahead", no_argument, 0, 'l'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    *o = (struct options){.n = 384, .reps = 21, .timeout = 60, .tol = 1e-12};
-    for (int s = 0; s < S_COUNT; s++)
-        o->sel[s] = 1;
-    int c, bad = 0;
-    opterr = 0;
-    while (!bad && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            o->n = atoi(optarg);
-            bad = o->n < 1;
-            break;
-        case 'r':
-            o->reps = atoi(optarg);
-            bad = o->reps < 1;
-            break;
-        case 'S':
-            bad = k2_parse_schemes(optarg, scheme_names, S_COUNT, o->sel);
-            break;
-        case 'T':
-            o->tol = atof(optarg);
-            bad = !(o->tol > 0);
-            break;
-        case 'c':
-            o->csv = optarg;
-            break;
-        case 'l':
-            o->lookahead = 1;
-            break;
-        case 't':
-            o->timeout = atoi(optarg);
-            bad = o->timeout < 1;
-            break;
-        case 'h':
-            if (verbose) usage(stdout);
-            return -1;
-        default:
-            bad = 1;
-        }
-        if (bad && verbose) fprintf(stderr, BENCH ": bad option '%s'\n", argv[optind - 1]);
+    struct lu_run *l = ctx;
+    (void)z;
+    lu_fill(l->s);
+    MPI_CHECK(MPI_Barrier(l->s->comm));
+    double t0 = bench_now();
+    factorise(l->s, sc, l->o->lookahead);
+    double dt = bench_now() - t0;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, l->s->comm));
+    double res = residual(l->s);
+    MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, l->s->comm));
+    if (res > l->worst[sc] || isnan(res)) l->worst[sc] = res;
+    if (!(res <= l->o->tol)) {
+        *bad = 1;
+        if (l->rank == 0)
+            fprintf(stderr,
+                    "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
+                    "||A-LU||/||A|| = %.3e > %.1e\n",
+                    scheme_names[sc], rep, res, l->o->tol);
     }
-    if (bad && verbose) usage(stderr);
-    return bad;
+    return l->flops / dt / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -339,13 +329,11 @@ int main(int argc, char **argv)
     int rank;
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     struct options o;
-    int rc = parse(argc, argv, &o, rank == 0);
-    if (rc) {
-        NARMA_CHECK(NARMA_Finalize());
-        return rc < 0 ? 0 : 1;
-    }
-    k2_header(MPI_COMM_WORLD, "lu: 1-D row-cyclic LU with PSCW pivot-row broadcasts "
-                              "(nonblocking-RMA paper VIII-B)");
+    int rc = parse(argc, argv, &o);
+    if (rc) return bench_stop(rc);
+    bench_print_header("narma lu: 1-D row-cyclic LU with PSCW pivot-row broadcasts "
+                       "(nonblocking-RMA paper VIII-B)",
+                       MPI_COMM_WORLD);
     struct lu s;
     lu_setup(&s, MPI_COMM_WORLD, o.n);
     if (rank == 0) {
@@ -353,64 +341,41 @@ int main(int argc, char **argv)
                "# repetitions %d, schemes interleaved (order rotated per repetition); "
                "rate = (2n^3/3) / slowest rank's time; every repetition validated\n",
                o.n, o.lookahead ? "look-ahead of one row" : "no look-ahead (as in the paper)",
-               o.reps);
+               o.c.reps);
         fflush(stdout);
-        bench_csv_open(o.csv);
+        bench_csv_open(o.c.csv);
     }
     int ids[S_COUNT], ns = 0;
     for (int i = 0; i < S_COUNT; i++)
-        if (o.sel[i]) ids[ns++] = i;
-    double *gf = malloc((size_t)S_COUNT * o.reps * sizeof *gf);
-    double worst[S_COUNT] = {0};
-    int failed = 0;
+        if (o.c.selected[i]) ids[ns++] = i;
+    double *gf = malloc((size_t)S_COUNT * o.c.reps * sizeof *gf);
+    if (!gf) bench_die(BENCH_HERE, "out of memory");
+    for (int i = 0; i < S_COUNT * o.c.reps; i++)
+        gf[i] = NAN;
     const double flops = 2.0 * o.n * (double)o.n * o.n / 3.0;
-    for (int r = 0; r < o.reps; r++)
-        for (int k = 0; k < ns; k++) {
-            int sc = ids[(k + r) % ns];
-            k2_watchdog(o.timeout, BENCH, scheme_names[sc], r);
-            lu_fill(&s);
-            MPI_CHECK(MPI_Barrier(s.comm));
-            double t0 = bench_now();
-            factorise(&s, sc, o.lookahead);
-            double dt = bench_now() - t0;
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, s.comm));
-            gf[sc * o.reps + r] = flops / dt / 1e9;
-            double res = residual(&s);
-            MPI_CHECK(MPI_Bcast(&res, 1, MPI_DOUBLE, 0, s.comm));
-            if (res > worst[sc] || isnan(res)) worst[sc] = res;
-            if (!(res <= o.tol)) {
-                failed = 1;
-                if (rank == 0)
-                    fprintf(stderr,
-                            "\n!!! " BENCH ": VALIDATION FAILED: %s repetition %d: "
-                            "||A-LU||/||A|| = %.3e > %.1e\n",
-                            scheme_names[sc], r, res, o.tol);
-            }
-        }
-    alarm(0);
+    struct lu_run lr = {.s = &s, .o = &o, .flops = flops, .rank = rank};
+    const struct bench_run run = bench_run_of(BENCH, &o.c, scheme_names, S_COUNT, 0, s.comm);
+    enum bench_status status[S_COUNT];
+    bench_status_init(status, o.c.selected, S_COUNT);
+    bench_interleave(&run, status, lu_block, &lr, gf);
+    int failed = bench_failed(status, S_COUNT);
+    const double *worst = lr.worst;
+
     if (rank == 0) {
         printf("\n# %-18s %12s %12s %10s %14s\n", "Scheme", "GFlop/s", "time (ms)", "spread",
                "max residual");
         for (int k = 0; k < ns; k++) {
             int sc = ids[k];
-            double v = k2_median(&gf[sc * o.reps], NULL, o.reps);
+            double v = bench_rep_median(&gf[sc * o.c.reps], NULL, o.c.reps);
             printf("  %-18s %12.3f %12.3f %10.2f %14.3e\n", scheme_names[sc], v, flops / v / 1e6,
-                   k2_spread(&gf[sc * o.reps], o.reps), worst[sc]);
+                   bench_spread(&gf[sc * o.c.reps], o.c.reps), worst[sc]);
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.n, "gflops", v);
             bench_csv_row(BENCH, scheme_names[sc], (size_t)o.n, "residual", worst[sc]);
         }
-        printf("\n# Rate ratios (median of per-repetition ratios)\n");
-        static const int pairs[][2] = {
+        static const struct bench_pair pairs[] = {
             {S_NONBLOCKING, S_BLOCKING}, {S_NONBLOCKING, S_EAGER}, {S_EAGER, S_BLOCKING}};
-        for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
-            int a = pairs[p][0], b = pairs[p][1];
-            if (!o.sel[a] || !o.sel[b]) continue;
-            char label[64];
-            snprintf(label, sizeof label, "%s/%s", scheme_names[a], scheme_names[b]);
-            double v = k2_median(&gf[a * o.reps], &gf[b * o.reps], o.reps);
-            printf("  %-38s %8.3f\n", label, v);
-            bench_csv_row(BENCH, label, (size_t)o.n, "ratio", v);
-        }
+        bench_print_pairs(BENCH, "Rate ratios", scheme_names, o.c.selected, pairs,
+                          (int)(sizeof pairs / sizeof *pairs), gf, o.c.reps, (size_t)o.n);
         printf(failed ? "\nERROR: solution does not validate\n" : "\nSolution validates\n");
         fflush(stdout);
         bench_csv_close();
