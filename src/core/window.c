@@ -108,6 +108,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     }
     for (int i = 0; i < w->size; i++)
         w->iota[i] = i;
+    narmai_test_faults_init(w);
     if ((rc = win_info(w, info))) {
         win_release(w);
         return rc;
