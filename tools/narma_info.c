@@ -68,6 +68,10 @@ static const struct {
     {"NARMA_VERBOSE", "0", "1: print a line on stderr for every error a call returns"},
     {"NARMA_FENCE_FLAT_MAX", "16",
      "windows up to this size fence in one step, larger ones by dissemination"},
+    {"NARMA_TEST_FAIL_REPLAY", "unset",
+     "test hook: N fails the Nth operation replayed from a deferred epoch (per window)"},
+    {"NARMA_TEST_FAIL_LOCK", "unset",
+     "test hook: N fails the Nth and every later passive-target lock attempt (per window)"},
 };
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }

@@ -155,8 +155,7 @@ int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int 
         return 0;
     }
     case NARMAI_EP_LOCK:
-        if (!e->held && !e->failed && lock_attempt(w, e, e->lock_type, e->lock_rank))
-            e->held = 1;
+        if (!e->held && !e->failed && lock_attempt(w, e, e->lock_type, e->lock_rank)) e->held = 1;
         return e->held;
     case NARMAI_EP_LOCK_ALL:
         if (!e->held_all[target] && !e->failed && lock_attempt(w, e, MPI_LOCK_SHARED, target))
@@ -419,13 +418,15 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
     case NARMAI_EP_LOCK:
         if (!narmai_epoch_target_ready(w, e, e->lock_rank)) return e->failed; /* never held */
         if (!may_block) return 0;
-        narmai_epoch_error(e, narmai_lock_release(w, e->lock_rank,
-                                                  (e->assert & MPI_MODE_NOCHECK) ? -1 : e->lock_type));
+        narmai_epoch_error(e,
+                           narmai_lock_release(w, e->lock_rank,
+                                               (e->assert &MPI_MODE_NOCHECK) ? -1 : e->lock_type));
         return 1;
     case NARMAI_EP_LOCK_ALL:
         if (!may_block) return 0;
         for (int r = 0; r < w->size; r++)
-            if (e->held_all[r] == 1) narmai_epoch_error(e, narmai_lock_release(w, r, MPI_LOCK_SHARED));
+            if (e->held_all[r] == 1)
+                narmai_epoch_error(e, narmai_lock_release(w, r, MPI_LOCK_SHARED));
         if (e->assert & MPI_MODE_NOCHECK) narmai_epoch_error(e, narmat_flush(w, -1));
         return 1;
     }

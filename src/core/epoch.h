@@ -66,9 +66,9 @@ struct narmai_op {
 
 /* Passive-target lock attempt state (epoch_lock.c). */
 struct narmai_lock_state {
-    uint8_t waiting;  /* exclusive: registered as a waiting writer in the lock word */
-    uint8_t backoff;  /* polls to skip after the next failed attempt (doubles, bounded) */
-    uint16_t skip;    /* polls still to skip before the next remote attempt */
+    uint8_t waiting; /* exclusive: registered as a waiting writer in the lock word */
+    uint8_t backoff; /* polls to skip after the next failed attempt (doubles, bounded) */
+    uint16_t skip;   /* polls still to skip before the next remote attempt */
 };
 
 struct narmai_ep_waiter {
@@ -86,16 +86,16 @@ struct narmai_epoch {
     int *ranks;    /* PSCW group (window ranks) */
     uint64_t *ids; /* PSCW: access or exposure id per member, set at activation */
     int lock_rank, lock_type;
-    uint8_t held;       /* lock: held (or NOCHECK) */
-    uint8_t *held_all;  /* lock_all: per target */
-    narmau_dlist ops;   /* recorded operations, in call order */
-    uint64_t nops;      /* operations ever recorded or issued in this epoch */
-    uint64_t fence_n;   /* fence: barrier number */
-    int fence_round;    /* fence: next dissemination round */
-    uint8_t fence_sent; /* fence: current round's increment sent */
-    int err;                      /* first error raised in progress (see above) */
-    uint8_t failed;               /* the synchronisation failed: nothing more can be issued */
-    struct narmai_lock_state lk;  /* lock (and lock_all: shared attempts) */
+    uint8_t held;                /* lock: held (or NOCHECK) */
+    uint8_t *held_all;           /* lock_all: per target */
+    narmau_dlist ops;            /* recorded operations, in call order */
+    uint64_t nops;               /* operations ever recorded or issued in this epoch */
+    uint64_t fence_n;            /* fence: barrier number */
+    int fence_round;             /* fence: next dissemination round */
+    uint8_t fence_sent;          /* fence: current round's increment sent */
+    int err;                     /* first error raised in progress (see above) */
+    uint8_t failed;              /* the synchronisation failed: nothing more can be issued */
+    struct narmai_lock_state lk; /* lock (and lock_all: shared attempts) */
     struct narmai_request *close_req;
     struct narmai_epoch *next_free;
     struct narmai_ep_waiter *waiter; /* blocking close in progress */

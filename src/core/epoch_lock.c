@@ -80,8 +80,7 @@ static int shared_try(struct narmai_win *w, int rank, int *rc)
     return 0;
 }
 
-int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock_state *lk,
-                    int *rc)
+int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock_state *lk, int *rc)
 {
     *rc = NARMA_SUCCESS;
     if (lk->skip > 0) { /* backing off: no remote traffic this poll */

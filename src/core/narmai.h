@@ -79,7 +79,7 @@ struct narmai_request {
     int64_t st_cached_bytes;
     MPI_Status st_template;
     struct narmai_win *win;
-    narmau_dlist link;                     /* on win->active_reqs while ACTIVE */
+    narmau_dlist link;   /* on win->active_reqs while ACTIVE */
     MPI_Request mpi_req; /* RMA requests on the mpi transport */
     /* Back pointer cleared by whichever side goes first, so neither touches
      * the other after it is gone: epoch-closing requests, the epoch
@@ -141,14 +141,15 @@ struct narmai_win {
     struct narmai_epoch *cur_exposure; /* program-open PSCW exposure epoch */
     struct narmai_epoch **lock_ep;     /* per target: program-open lock epoch */
     int nlock_open;
-    int *acc_member;         /* per target: 1 + index in cur_access's PSCW group, or 0 */
-    uint64_t fence_count;    /* fences called so far (barrier numbers) */
-    int reorder;             /* NARMAI_AAAR | ... from the window's info */
-    uint32_t fence_flat_max; /* at creation, agreed by every rank of the window */
-    int nlocks_held;         /* passive-target locks this process holds (epoch_lock.c) */
-    uint32_t test_fail_replay, test_fail_lock; /* test-only fault injection (epoch.c) */
-    uint64_t op_seq;         /* RMA calls submitted so far */
-    uint64_t nrecorded;      /* of which still recorded (not issued) */
+    int *acc_member;           /* per target: 1 + index in cur_access's PSCW group, or 0 */
+    uint64_t fence_count;      /* fences called so far (barrier numbers) */
+    int reorder;               /* NARMAI_AAAR | ... from the window's info */
+    uint32_t fence_flat_max;   /* at creation, agreed by every rank of the window */
+    int nlocks_held;           /* passive-target locks this process holds (epoch_lock.c) */
+    uint32_t test_fail_replay; /* test-only fault injection (epoch.c) */
+    uint32_t test_fail_lock;   /* test-only fault injection (epoch.c) */
+    uint64_t op_seq;           /* RMA calls submitted so far */
+    uint64_t nrecorded;        /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */
     uint64_t *a_req;  /* accesses requested toward peer */
     uint64_t *e_open; /* exposures opened toward peer */

@@ -33,15 +33,19 @@ int main(int argc, char **argv)
         CHECK_RC(NARMA_Win_lock_all(0, win));
         CHECK_RC(NARMA_Put(&toc, 1, MPI_UINT64_T, C, 0, 1, MPI_UINT64_T, win)); /* waits */
         for (int form = 0; form < 4; form++) {
-            static const char *names[] = {"Win_flush(D)", "Win_flush_local(D)",
-                                          "Win_iflush(D)", "Win_iflush_local(D)"};
+            static const char *names[] = {"Win_flush(D)", "Win_flush_local(D)", "Win_iflush(D)",
+                                          "Win_iflush_local(D)"};
             test_phase(names[form]);
             uint64_t v = 1000 + (uint64_t)form, back = 0;
             NARMA_Request req;
             CHECK_RC(NARMA_Put(&v, 1, MPI_UINT64_T, D, 1 + form, 1, MPI_UINT64_T, win));
             switch (form) {
-            case 0: CHECK_RC(NARMA_Win_flush(D, win)); break;
-            case 1: CHECK_RC(NARMA_Win_flush_local(D, win)); break;
+            case 0:
+                CHECK_RC(NARMA_Win_flush(D, win));
+                break;
+            case 1:
+                CHECK_RC(NARMA_Win_flush_local(D, win));
+                break;
             case 2:
                 CHECK_RC(NARMA_Win_iflush(D, win, &req));
                 CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
