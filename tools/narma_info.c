@@ -62,6 +62,10 @@ static const struct {
      "windows up to this size fence in one step, larger ones by dissemination"},
     {"NARMA_TEST_FAIL_ALLOC", "unset",
      "test hook: RANK[:STAGE] fails shm window creation on that rank as if out of memory"},
+    {"NARMA_TEST_FAIL_REPLAY", "unset",
+     "test hook: N fails the Nth operation replayed from a deferred epoch (per window)"},
+    {"NARMA_TEST_FAIL_LOCK", "unset",
+     "test hook: N fails the Nth and every later passive-target lock attempt (per window)"},
 };
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }

@@ -97,9 +97,8 @@ static int can_activate(struct narmai_win *w, struct narmai_epoch *e)
 
 /* Activation: the epoch's ids are drawn from the per-peer counters now, in
  * activation order, which is what makes FIFO matching O(1). */
-static int activate(struct narmai_win *w, struct narmai_epoch *e)
+static void activate(struct narmai_win *w, struct narmai_epoch *e)
 {
-    int rc = NARMA_SUCCESS;
     e->state = NARMAI_EP_ACTIVE;
     switch (e->type) {
     case NARMAI_EP_ACCESS:
@@ -107,23 +106,42 @@ static int activate(struct narmai_win *w, struct narmai_epoch *e)
             e->ids[i] = ++w->a_req[e->ranks[i]];
         break;
     case NARMAI_EP_EXPOSURE:
-        /* The grant releases our earlier stores to the window (ctl_add is a release). */
-        for (int i = 0; i < e->n && rc == NARMA_SUCCESS; i++) {
+        /* The grant releases our earlier stores to the window (ctl_add is a
+         * release). Every member gets its grant even if one fails, so only the
+         * failed origin is left waiting. */
+        for (int i = 0; i < e->n; i++) {
             int r = e->ranks[i];
             e->ids[i] = ++w->e_open[r];
-            rc = narmat_ctl_add(w, r, NARMAT_CTL_GRANT, w->rank, 1);
+            int rc = narmat_ctl_add(w, r, NARMAT_CTL_GRANT, w->rank, 1);
+            if (rc) {
+                narmai_epoch_error(e, rc);
+                e->failed = 1;
+            }
         }
         break;
     case NARMAI_EP_LOCK:
         if (e->assert & MPI_MODE_NOCHECK)
             e->held = 1;
         else
-            narmai_lock_try(w, e->lock_type, e->lock_rank, &rc) && (e->held = 1);
+            (void)narmai_epoch_target_ready(w, e, e->lock_rank);
         break;
     default:
         break;
     }
-    return rc;
+}
+
+/* One lock attempt for e (lock: its rank; lock_all: target's shared lock). An
+ * error fails the epoch: the lock will never be held. */
+static int lock_attempt(struct narmai_win *w, struct narmai_epoch *e, int type, int rank)
+{
+    int rc;
+    if (narmai_lock_try(w, type, rank, &e->lk, &rc)) return 1;
+    if (rc) {
+        narmai_epoch_error(e, rc);
+        e->failed = 1;
+        narmai_lock_abandon(w, rank, &e->lk);
+    }
+    return 0;
 }
 
 int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int target)
@@ -136,17 +154,13 @@ int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int 
                 return narmat_ctl_load(w, NARMAT_CTL_GRANT, target) >= e->ids[i];
         return 0;
     }
-    case NARMAI_EP_LOCK: {
-        int rc;
-        if (!e->held && narmai_lock_try(w, e->lock_type, e->lock_rank, &rc)) e->held = 1;
+    case NARMAI_EP_LOCK:
+        if (!e->held && !e->failed && lock_attempt(w, e, e->lock_type, e->lock_rank)) e->held = 1;
         return e->held;
-    }
-    case NARMAI_EP_LOCK_ALL: {
-        int rc;
-        if (!e->held_all[target] && narmai_lock_try(w, MPI_LOCK_SHARED, target, &rc))
+    case NARMAI_EP_LOCK_ALL:
+        if (!e->held_all[target] && !e->failed && lock_attempt(w, e, MPI_LOCK_SHARED, target))
             e->held_all[target] = 1;
         return e->held_all[target];
-    }
     default:
         return 1;
     }
@@ -173,12 +187,24 @@ int narmai_op_issue(struct narmai_win *w, struct narmai_op *op)
         rc = narmat_cas(w, op->oaddr, op->caddr, op->raddr, op->ttype, op->target, op->disp);
         break;
     }
-    if (op->req != NULL) {
+    if (op->req != NULL) { /* the request no longer refers to the operation */
+        op->req->ctx = NULL;
         op->req->st_error = rc;
         op->req->mpi_req = mreq;
         if (mreq == MPI_REQUEST_NULL) op->req->state = NARMAI_REQ_COMPLETE;
+        op->req = NULL;
     }
     return rc;
+}
+
+/* A recorded operation that will never be issued: its request completes with rc. */
+static void op_abandon(struct narmai_op *op, int rc)
+{
+    if (op->req == NULL) return;
+    op->req->ctx = NULL;
+    op->req->st_error = rc;
+    op->req->state = NARMAI_REQ_COMPLETE;
+    op->req = NULL;
 }
 
 static void type_release(MPI_Datatype *t)
@@ -201,33 +227,49 @@ static int type_hold(MPI_Datatype *t)
 
 static void op_free(struct narmai_op *op)
 {
+    if (op->req != NULL)
+        op_abandon(op, NARMAI_ERR(NARMA_ERR_WIN, "window freed before the operation was issued"));
     type_release(&op->otype);
     type_release(&op->rtype);
     type_release(&op->ttype);
     free(op);
 }
 
-/* Issue recorded operations whose target is ready, keeping call order per target. */
-static int replay(struct narmai_win *w, struct narmai_epoch *e)
+static void op_unrecord(struct narmai_win *w, struct narmai_op *op)
+{
+    w->nrecorded--;
+    narmau_dlist_remove(&op->link);
+    op_free(op);
+}
+
+/* Issue recorded operations whose target is ready, keeping call order per
+ * target. Errors stay on the epoch (and on the operation's request); in a
+ * failed epoch the operations left are dropped with the epoch's error. */
+static void replay(struct narmai_win *w, struct narmai_epoch *e)
 {
     narmau_dlist *pos, *tmp;
     uint64_t blocked = 0; /* small bloom of targets that must keep order */
-    int rc = NARMA_SUCCESS;
     narmau_dlist_foreach_safe(pos, tmp, &e->ops)
     {
         struct narmai_op *op = narmau_container_of(pos, struct narmai_op, link);
         uint64_t bit = UINT64_C(1) << (op->target & 63);
-        if ((blocked & bit) || !narmai_epoch_target_ready(w, e, op->target)) {
-            blocked |= bit;
-            continue;
+        if (e->failed) {
+            op_abandon(op, e->err);
+        } else if ((blocked & bit) || !narmai_epoch_target_ready(w, e, op->target)) {
+            if (!e->failed) { /* else dropped on the next pass */
+                blocked |= bit;
+                continue;
+            }
+            op_abandon(op, e->err);
+        } else if (narmai_test_fault(&w->test_fail_replay, 0)) {
+            int rc = NARMAI_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_REPLAY)");
+            narmai_epoch_error(e, rc);
+            op_abandon(op, rc);
+        } else {
+            narmai_epoch_error(e, narmai_op_issue(w, op));
         }
-        int orc = narmai_op_issue(w, op);
-        if (orc && !rc) rc = orc;
-        w->nrecorded--;
-        narmau_dlist_remove(&op->link);
-        op_free(op);
+        op_unrecord(w, op);
     }
-    return rc;
 }
 
 /* The epoch that an RMA call to target belongs to in the program's view. */
@@ -253,12 +295,14 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     int rc = NARMA_SUCCESS;
     struct narmai_epoch *e = current_for(w, tmpl->target, &rc);
     if (e == NULL) return rc;
+    if (e->failed) return e->err; /* e.g. the lock attempt failed: nothing can be issued */
     e->nops++;
     w->op_seq++;
     if (narmau_dlist_empty(&e->ops) && narmai_epoch_target_ready(w, e, tmpl->target)) {
         struct narmai_op op = *tmpl;
         return narmai_op_issue(w, &op);
     }
+    if (e->failed) return e->err; /* the attempt just made failed */
     /* Programs often reuse a put's origin buffer before the epoch closes (MPI
      * forbids it, but issuing at once hides the error); keep small contiguous
      * origins by value so a recorded operation behaves the same. */
@@ -276,12 +320,27 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
         op->oaddr = (const char *)(op + 1) - od->true_lb;
     }
     op->seq = w->op_seq;
-    w->nrecorded++;
-    if (type_hold(&op->otype) || type_hold(&op->rtype) || type_hold(&op->ttype)) {
+    /* Hold the datatypes one by one, so a failure frees only our duplicates. */
+    if (type_hold(&op->otype)) {
         free(op);
         return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
-    if (op->req != NULL) op->req->state = NARMAI_REQ_ACTIVE;
+    if (type_hold(&op->rtype)) {
+        type_release(&op->otype);
+        free(op);
+        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+    }
+    if (type_hold(&op->ttype)) {
+        type_release(&op->otype);
+        type_release(&op->rtype);
+        free(op);
+        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+    }
+    w->nrecorded++;
+    if (op->req != NULL) { /* NARMA_Request_free detaches the request through ctx */
+        op->req->state = NARMAI_REQ_ACTIVE;
+        op->req->ctx = op;
+    }
     narmau_dlist_push_back(&e->ops, &op->link);
     return NARMA_SUCCESS;
 }
@@ -294,20 +353,31 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
  * rank that called Win_ifence and then computes without calling narma delays
  * nobody. Beyond that, a dissemination barrier (ceil(log2 P) rounds, P log P
  * updates instead of P^2), whose later rounds need each rank's progress. */
-static int fence_barrier(struct narmai_win *w, struct narmai_epoch *e, int *rc)
+static void fence_send(struct narmai_win *w, struct narmai_epoch *e, int to, int round)
+{
+    int rc = narmat_ctl_add(w, to, NARMAT_CTL_FENCE, round, 1);
+    if (rc) { /* the barrier cannot complete here: report instead of waiting */
+        narmai_epoch_error(e, rc);
+        e->failed = 1;
+    }
+}
+
+static int fence_barrier(struct narmai_win *w, struct narmai_epoch *e)
 {
     if ((uint32_t)w->size <= w->fence_flat_max) {
         if (!e->fence_sent) {
-            for (int d = 1; d < w->size && *rc == NARMA_SUCCESS; d++)
-                *rc = narmat_ctl_add(w, (w->rank + d) % w->size, NARMAT_CTL_FENCE, 0, 1);
+            for (int d = 1; d < w->size; d++)
+                fence_send(w, e, (w->rank + d) % w->size, 0);
             e->fence_sent = 1;
         }
-        return narmat_ctl_load(w, NARMAT_CTL_FENCE, 0) >= e->fence_n * (uint64_t)(w->size - 1);
+        return e->failed ||
+               narmat_ctl_load(w, NARMAT_CTL_FENCE, 0) >= e->fence_n * (uint64_t)(w->size - 1);
     }
     for (int d = 1 << e->fence_round; d < w->size; d <<= 1) {
         if (!e->fence_sent) {
-            *rc = narmat_ctl_add(w, (w->rank + d) % w->size, NARMAT_CTL_FENCE, e->fence_round, 1);
+            fence_send(w, e, (w->rank + d) % w->size, e->fence_round);
             e->fence_sent = 1;
+            if (e->failed) return 1;
         }
         if (narmat_ctl_load(w, NARMAT_CTL_FENCE, e->fence_round) < e->fence_n) return 0;
         e->fence_round++;
@@ -316,52 +386,56 @@ static int fence_barrier(struct narmai_win *w, struct narmai_epoch *e, int *rc)
     return 1;
 }
 
-/* Try to complete a closed, active epoch whose operations are all issued. */
-static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_block, int *rc)
+/* Try to complete a closed, active epoch whose operations are all issued.
+ * Errors go to the epoch; a failed epoch completes without waiting for what
+ * can no longer happen. */
+static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_block)
 {
     if (!narmau_dlist_empty(&e->ops)) return 0;
     switch (e->type) {
     case NARMAI_EP_FENCE:
+        if (e->failed) return 1;
         if (!e->flushed) {
             if (!may_block) return 0;
-            *rc = narmat_flush(w, -1);
+            narmai_epoch_error(e, narmat_flush(w, -1));
             e->flushed = 1;
         }
-        return fence_barrier(w, e, rc);
+        return fence_barrier(w, e);
     case NARMAI_EP_ACCESS:
         for (int i = 0; i < e->n; i++)
             if (narmat_ctl_load(w, NARMAT_CTL_GRANT, e->ranks[i]) < e->ids[i]) return 0;
         if (!may_block) return 0;
-        /* ctl_add orders our data to each target before the count it acquires. */
-        for (int i = 0; i < e->n && *rc == NARMA_SUCCESS; i++)
-            *rc = narmat_ctl_add(w, e->ranks[i], NARMAT_CTL_DONE, w->rank, 1);
+        /* ctl_add orders our data to each target before the count it acquires;
+         * every target gets its count even if one update fails. */
+        for (int i = 0; i < e->n; i++)
+            narmai_epoch_error(e, narmat_ctl_add(w, e->ranks[i], NARMAT_CTL_DONE, w->rank, 1));
         return 1;
     case NARMAI_EP_EXPOSURE:
+        if (e->failed) return 1;
         for (int i = 0; i < e->n; i++)
             if (narmat_ctl_load(w, NARMAT_CTL_DONE, e->ranks[i]) < e->ids[i]) return 0;
         return 1;
     case NARMAI_EP_LOCK:
-        if (!e->held && !narmai_lock_try(w, e->lock_type, e->lock_rank, rc)) return 0;
-        e->held = 1;
+        if (!narmai_epoch_target_ready(w, e, e->lock_rank)) return e->failed; /* never held */
         if (!may_block) return 0;
-        *rc =
-            narmai_lock_release(w, e->lock_rank, (e->assert &MPI_MODE_NOCHECK) ? -1 : e->lock_type);
+        narmai_epoch_error(e,
+                           narmai_lock_release(w, e->lock_rank,
+                                               (e->assert &MPI_MODE_NOCHECK) ? -1 : e->lock_type));
         return 1;
     case NARMAI_EP_LOCK_ALL:
         if (!may_block) return 0;
         for (int r = 0; r < w->size; r++)
-            if (e->held_all[r] == 1) {
-                int x = narmai_lock_release(w, r, MPI_LOCK_SHARED);
-                if (x && !*rc) *rc = x;
-            }
-        if (e->assert & MPI_MODE_NOCHECK) *rc = narmat_flush(w, -1);
+            if (e->held_all[r] == 1)
+                narmai_epoch_error(e, narmai_lock_release(w, r, MPI_LOCK_SHARED));
+        if (e->assert & MPI_MODE_NOCHECK) narmai_epoch_error(e, narmat_flush(w, -1));
         return 1;
     }
     return 0;
 }
 
-static void epoch_finish(struct narmai_win *w, struct narmai_epoch *e, int rc)
+static void epoch_finish(struct narmai_win *w, struct narmai_epoch *e)
 {
+    int rc = e->err;
     e->state = NARMAI_EP_DONE;
     if (e->waiter != NULL) { /* a blocking close waits on the stack */
         e->waiter->done = 1;
@@ -384,17 +458,13 @@ static void epoch_pass(struct narmai_win *w, int may_block)
     narmau_dlist_foreach_safe(pos, tmp, &w->epochs)
     {
         struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
-        int rc = NARMA_SUCCESS;
         if (e->state == NARMAI_EP_DEFERRED) {
             if (!can_activate(w, e)) break;
-            rc = activate(w, e);
+            activate(w, e);
         }
         if (e->state != NARMAI_EP_ACTIVE) continue;
-        if (!narmau_dlist_empty(&e->ops)) {
-            int x = replay(w, e);
-            if (x && !rc) rc = x;
-        }
-        if (e->closed && try_complete(w, e, may_block, &rc)) epoch_finish(w, e, rc);
+        if (!narmau_dlist_empty(&e->ops)) replay(w, e);
+        if (e->closed && try_complete(w, e, may_block)) epoch_finish(w, e);
     }
 }
 
@@ -459,6 +529,8 @@ int narmai_epoch_free_check(struct narmai_win *w)
     }
     if (w->nreqs)
         return NARMAI_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
+    if (w->nflush)
+        return NARMAI_ERR(NARMA_ERR_PENDING, "%d flush request(s) not complete", w->nflush);
     return NARMA_SUCCESS;
 }
 
@@ -479,19 +551,48 @@ void narmai_epoch_drop_all(struct narmai_win *w)
     w->cur_access = w->cur_exposure = NULL;
 }
 
-/* Smallest sequence number of an operation still recorded (UINT64_MAX if none). */
-uint64_t narmai_oldest_recorded(struct narmai_win *w)
+/* An epoch's operations are in call order, so each scan stops at the first
+ * operation newer than upto. */
+int narmai_recorded_upto(struct narmai_win *w, int target, uint64_t upto)
 {
-    uint64_t min = UINT64_MAX;
-    if (w->nrecorded == 0) return min;
+    if (w->nrecorded == 0) return 0;
     for (narmau_dlist *pos = w->epochs.next; pos != &w->epochs; pos = pos->next) {
         struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
-        if (!narmau_dlist_empty(&e->ops)) {
-            struct narmai_op *op = narmau_container_of(e->ops.next, struct narmai_op, link);
-            if (op->seq < min) min = op->seq;
+        for (narmau_dlist *o = e->ops.next; o != &e->ops; o = o->next) {
+            const struct narmai_op *op = narmau_container_of(o, struct narmai_op, link);
+            if (op->seq > upto) break;
+            if (target < 0 || op->target == target) return 1;
         }
     }
-    return min;
+    return 0;
+}
+
+/* Test-only fault injection, read from the environment when a window is
+ * created (documented in narma_info; never needed by programs):
+ *   NARMA_TEST_FAIL_REPLAY=N  the Nth operation replayed from the record on the
+ *                             window fails with NARMA_ERR_INTERN (once);
+ *   NARMA_TEST_FAIL_LOCK=N    the Nth passive-target lock attempt on the window,
+ *                             and every later one, fails with NARMA_ERR_INTERN.
+ * They exercise the error paths that real transports reach only on network
+ * failures. */
+void narmai_test_faults_init(struct narmai_win *w)
+{
+    const char *v = getenv("NARMA_TEST_FAIL_REPLAY");
+    w->test_fail_replay = v ? (uint32_t)strtoul(v, NULL, 0) : 0;
+    v = getenv("NARMA_TEST_FAIL_LOCK");
+    w->test_fail_lock = v ? (uint32_t)strtoul(v, NULL, 0) : 0;
+}
+
+/* countdown 0: off; it fails the call that brings it to 1 (and the later ones if sticky). */
+int narmai_test_fault(uint32_t *countdown, int sticky)
+{
+    if (*countdown == 0) return 0;
+    if (*countdown > 1) {
+        (*countdown)--;
+        return 0;
+    }
+    if (!sticky) *countdown = 0;
+    return 1;
 }
 
 /* An empty fence epoch left open by the last fence yields to other

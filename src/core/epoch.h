@@ -25,6 +25,13 @@
  *   beyond (ceil(log2 P) rounds); PSCW access = grants seen, flush, a DONE count
  *   to every target; exposure = DONE counts of every origin reached; lock =
  *   held, flush, release. Completing an epoch completes its closing request.
+ * - Errors: the first error raised in progress (activation, replay of a
+ *   recorded operation, completion) stays on the epoch (err) and is returned
+ *   by the closing call or its request; a replayed R* operation also
+ *   completes its own request with it. When the synchronisation itself fails
+ *   (a lock attempt, a grant, a barrier update), the epoch is marked failed:
+ *   its recorded operations can never be issued, so they are dropped (their
+ *   requests complete with the error) and closing it completes at once.
  * - Matching is O(1) per peer: accesses requested, exposures opened, grants
  *   received and completions received are four monotonic counters, assigned
  *   when an epoch activates, so any number of pending epochs costs nothing.
@@ -59,6 +66,13 @@ struct narmai_op {
     uint64_t seq;               /* w->op_seq when recorded */
 };
 
+/* Passive-target lock attempt state (epoch_lock.c). */
+struct narmai_lock_state {
+    uint8_t waiting; /* exclusive: registered as a waiting writer in the lock word */
+    uint8_t backoff; /* polls to skip after the next failed attempt (doubles, bounded) */
+    uint16_t skip;   /* polls still to skip before the next remote attempt */
+};
+
 struct narmai_ep_waiter {
     int done, rc;
 };
@@ -74,13 +88,16 @@ struct narmai_epoch {
     int *ranks;    /* PSCW group (window ranks) */
     uint64_t *ids; /* PSCW: access or exposure id per member, set at activation */
     int lock_rank, lock_type;
-    uint8_t held;       /* lock: held (or NOCHECK) */
-    uint8_t *held_all;  /* lock_all: per target */
-    narmau_dlist ops;   /* recorded operations, in call order */
-    uint64_t nops;      /* operations ever recorded or issued in this epoch */
-    uint64_t fence_n;   /* fence: barrier number */
-    int fence_round;    /* fence: next dissemination round */
-    uint8_t fence_sent; /* fence: current round's increment sent */
+    uint8_t held;                /* lock: held (or NOCHECK) */
+    uint8_t *held_all;           /* lock_all: per target */
+    narmau_dlist ops;            /* recorded operations, in call order */
+    uint64_t nops;               /* operations ever recorded or issued in this epoch */
+    uint64_t fence_n;            /* fence: barrier number */
+    int fence_round;             /* fence: next dissemination round */
+    uint8_t fence_sent;          /* fence: current round's increment sent */
+    int err;                     /* first error raised in progress (see above) */
+    uint8_t failed;              /* the synchronisation failed: nothing more can be issued */
+    struct narmai_lock_state lk; /* lock (and lock_all: shared attempts) */
     struct narmai_request *close_req;
     struct narmai_epoch *next_free;
     struct narmai_ep_waiter *waiter; /* blocking close in progress */
@@ -98,9 +115,15 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
 void narmai_epoch_progress(struct narmai_win *w);
 /* A request that is complete at creation (epoch-opening calls). */
 int narmai_request_done(struct narmai_win *w, NARMA_Request *request);
-/* Non-blocking lock attempt: 1 if acquired. */
-int narmai_lock_try(struct narmai_win *w, int type, int rank, int *rc);
+/* Non-blocking lock attempt: 1 if acquired; 0 with *rc = 0 to retry later
+ * (bounded exponential backoff counted in attempts), 0 with *rc set on error. */
+int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock_state *lk,
+                    int *rc);
+/* Flush rank, then release the lock (type < 0: NOCHECK, nothing to release).
+ * Releases even when the flush failed; returns the first error. */
 int narmai_lock_release(struct narmai_win *w, int rank, int type);
+/* An exclusive attempt abandoned after it registered as waiting writer. */
+void narmai_lock_abandon(struct narmai_win *w, int rank, struct narmai_lock_state *lk);
 /* Is the epoch's target ready for an RMA call to be issued now? */
 int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int target);
 /* Issue an operation now (the transport call). */
@@ -108,6 +131,15 @@ int narmai_op_issue(struct narmai_win *w, struct narmai_op *op);
 void narmai_epoch_free(struct narmai_win *w, struct narmai_epoch *e);
 void narmai_epoch_cache_free(struct narmai_win *w);
 int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl);
-uint64_t narmai_oldest_recorded(struct narmai_win *w);
+/* Is an operation to target (-1: any) numbered <= upto still recorded? */
+int narmai_recorded_upto(struct narmai_win *w, int target, uint64_t upto);
+/* Remember the first error of an epoch. */
+static inline void narmai_epoch_error(struct narmai_epoch *e, int rc)
+{
+    if (rc && !e->err) e->err = rc;
+}
+/* Test-only fault injection (NARMA_TEST_FAIL_REPLAY, NARMA_TEST_FAIL_LOCK; epoch.c). */
+void narmai_test_faults_init(struct narmai_win *w);
+int narmai_test_fault(uint32_t *countdown, int sticky);
 void narmai_fence_yield(struct narmai_win *w);
 #endif

@@ -7,12 +7,16 @@
  */
 #include "core/epoch.h"
 
+/* Complete once no operation to the flush's target (or to any, for the _all
+ * forms) made before it is still recorded: operations to other targets may
+ * wait behind a lock held elsewhere and must not hold this flush up. */
 static int flush_poll(struct narmai_request *r)
 {
     struct narmai_win *w = r->win;
-    if (narmai_oldest_recorded(w) <= r->upto) return 0;
+    if (narmai_recorded_upto(w, r->target, r->upto)) return 0;
     r->st_error = r->local ? narmat_flush_local(w, r->target) : narmat_flush(w, r->target);
     r->state = NARMAI_REQ_COMPLETE;
+    w->nflush--; /* the request no longer needs the window */
     return 1;
 }
 
@@ -30,6 +34,7 @@ static int iflush_common(NARMA_Win w, int rank, int local, NARMA_Request *reques
     r->upto = w->op_seq;
     r->target = rank;
     r->local = (uint8_t)local;
+    w->nflush++;
     *request = r;
     /* Without blocking flushes (shm) the request is usually complete here. */
     if (!narmat_flush_blocks(w)) flush_poll(r);
@@ -62,7 +67,8 @@ static int flush_blocking(NARMA_Win w, int rank, int local)
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (rank >= w->size || rank < -1)
         return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
-    if (w->nrecorded == 0) return local ? narmat_flush_local(w, rank) : narmat_flush(w, rank);
+    if (!narmai_recorded_upto(w, rank, w->op_seq))
+        return local ? narmat_flush_local(w, rank) : narmat_flush(w, rank);
     NARMA_Request r;
     int rc = iflush_common(w, rank, local, &r);
     return rc ? rc : NARMA_Wait(&r, MPI_STATUS_IGNORE);

@@ -1,46 +1,134 @@
 /*
- * Passive target on the epoch engine. A lock word per rank (bit 63
- * exclusive, low bits the number of shared holders) is taken with remote
- * compare-and-swap only (MPI promises atomicity between concurrent atomics
- * on one location only for the same operation): exclusive is CAS 0 -> EXCL,
- * shared is CAS n -> n + 1 while no exclusive holder is present; release is
- * the reverse CAS, so the target never has to call anything. Attempts never block: a lock epoch
- * that cannot take its lock yet stays active with its operations recorded, and progress retries.
- * Unlock flushes the epoch's operations, then releases with that reverse compare-and-swap; a
- * control-word update is ordered after this rank's earlier operations to the target (transport.h),
- * so the next holder sees them. lock_all takes each target's shared lock at the first access to
- * that target.
+ * Passive target on the epoch engine. Each rank owns a lock word
+ * (transport.h):
+ *
+ *     bit 63      EXCL    an exclusive holder
+ *     bits 32-62  WAIT    exclusive lockers waiting (writer preference)
+ *     bits 0-31   SHARED  shared holders
+ *
+ * It is changed with remote compare-and-swap only (MPI promises atomicity
+ * between concurrent atomics on one location only for the same operation),
+ * so the target never has to call anything:
+ *   exclusive  CAS 0 -> EXCL at once; otherwise register once (WAIT + 1) and
+ *              later take it with WAIT - 1 + EXCL when SHARED and EXCL are 0;
+ *   shared     CAS n -> n + 1 while EXCL = 0 and WAIT = 0, so a stream of
+ *              shared lockers drains and the waiting writer gets in; a process
+ *              that already holds a lock on the window ignores WAIT (it waits
+ *              for nothing it holds, so preference cannot close a cycle such as
+ *              two lock_all epochs touching two targets in opposite orders);
+ *   release    the reverse CAS (EXCL -> 0 or n -> n - 1, WAIT kept).
+ * Attempts never block: a lock epoch that cannot take its lock yet stays
+ * active with its operations recorded, and progress retries with bounded
+ * exponential backoff (1, 2, 4, ... up to NARMAI_LOCK_BACKOFF_MAX polls
+ * skipped between remote attempts), so waiting lockers do not flood the
+ * target's word. Unlock flushes the epoch's operations, then releases: the
+ * releasing CAS is ordered after the flushed data (ctl_cas is a release,
+ * transport.h), which the next holder's acquiring attempt pairs with.
+ * lock_all takes each target's shared lock at the first access to that target.
  */
 #include "core/epoch.h"
 #include <stdlib.h>
 
-int narmai_lock_try(struct narmai_win *w, int type, int rank, int *rc)
+#define LOCK_WAIT_ONE    (UINT64_C(1) << 32)
+#define LOCK_WAIT_MASK   (NARMAT_LOCK_EXCL - LOCK_WAIT_ONE)
+#define LOCK_SHARED_MASK (LOCK_WAIT_ONE - 1)
+/* Largest number of polls skipped between two remote attempts. */
+#define NARMAI_LOCK_BACKOFF_MAX 32
+/* CAS retries within one attempt when the word changes under us. */
+#define NARMAI_LOCK_CAS_TRIES 8
+
+static int lock_cas(struct narmai_win *w, int rank, uint64_t expected, uint64_t desired,
+                    uint64_t *old)
 {
-    uint64_t old;
-    if (type == MPI_LOCK_EXCLUSIVE) {
-        *rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, 0, NARMAT_LOCK_EXCL, &old);
-        return *rc == NARMA_SUCCESS && old == 0;
-    }
-    /* Shared: compare-and-swap count -> count + 1 while no exclusive holder. */
-    for (uint64_t guess = 0;;) {
-        if ((*rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, guess, guess + 1, &old))) return 0;
-        if (old == guess) return 1;
-        if (old & NARMAT_LOCK_EXCL) return 0;
-        guess = old;
-    }
+    return narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, expected, desired, old);
 }
 
-/* type < 0: NOCHECK epoch, nothing to release. */
+/* Exclusive: 1 if taken. Registers as a waiting writer at the first refusal. */
+static int excl_try(struct narmai_win *w, int rank, struct narmai_lock_state *lk, int *rc)
+{
+    uint64_t guess = lk->waiting ? LOCK_WAIT_ONE : 0, old;
+    for (int i = 0; i < NARMAI_LOCK_CAS_TRIES; i++) {
+        int take = (guess & (NARMAT_LOCK_EXCL | LOCK_SHARED_MASK)) == 0;
+        uint64_t want;
+        if (take)
+            want = (guess - (lk->waiting ? LOCK_WAIT_ONE : 0)) | NARMAT_LOCK_EXCL;
+        else if (lk->waiting)
+            return 0; /* registered already: wait for the holders to leave */
+        else
+            want = guess + LOCK_WAIT_ONE;
+        if ((*rc = lock_cas(w, rank, guess, want, &old))) return 0;
+        if (old == guess) {
+            lk->waiting = !take;
+            return take;
+        }
+        guess = old;
+    }
+    return 0;
+}
+
+/* Shared: 1 if taken. */
+static int shared_try(struct narmai_win *w, int rank, int *rc)
+{
+    uint64_t guess = 0, old;
+    int bypass = w->nlocks_held > 0;
+    for (int i = 0; i < NARMAI_LOCK_CAS_TRIES; i++) {
+        if ((guess & NARMAT_LOCK_EXCL) || ((guess & LOCK_WAIT_MASK) && !bypass)) return 0;
+        if ((*rc = lock_cas(w, rank, guess, guess + 1, &old))) return 0;
+        if (old == guess) return 1;
+        guess = old;
+    }
+    return 0;
+}
+
+int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock_state *lk, int *rc)
+{
+    *rc = NARMA_SUCCESS;
+    if (lk->skip > 0) { /* backing off: no remote traffic this poll */
+        lk->skip--;
+        return 0;
+    }
+    if (narmai_test_fault(&w->test_fail_lock, 1)) {
+        *rc = NARMAI_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_LOCK)");
+        return 0;
+    }
+    int got = type == MPI_LOCK_EXCLUSIVE ? excl_try(w, rank, lk, rc) : shared_try(w, rank, rc);
+    if (got) {
+        w->nlocks_held++;
+        lk->backoff = 0;
+    } else if (*rc == NARMA_SUCCESS) {
+        lk->backoff = lk->backoff == 0 ? 1 : (uint8_t)(lk->backoff * 2);
+        if (lk->backoff > NARMAI_LOCK_BACKOFF_MAX) lk->backoff = NARMAI_LOCK_BACKOFF_MAX;
+        lk->skip = lk->backoff;
+    }
+    return got;
+}
+
+void narmai_lock_abandon(struct narmai_win *w, int rank, struct narmai_lock_state *lk)
+{
+    if (!lk->waiting) return;
+    /* Best effort (the word may be unreachable): give up the writer's place. */
+    uint64_t guess = LOCK_WAIT_ONE, old;
+    for (int i = 0; i < NARMAI_LOCK_CAS_TRIES; i++) {
+        if (lock_cas(w, rank, guess, guess - LOCK_WAIT_ONE, &old)) break;
+        if (old == guess) break;
+        guess = old;
+    }
+    lk->waiting = 0;
+}
+
 int narmai_lock_release(struct narmai_win *w, int rank, int type)
 {
+    /* Release even if the flush failed: a lock left held would block every
+     * other rank for good. */
     int rc = narmat_flush(w, rank);
-    if (rc || type < 0) return rc;
-    uint64_t old;
-    if (type == MPI_LOCK_EXCLUSIVE)
-        return narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, NARMAT_LOCK_EXCL, 0, &old);
-    for (uint64_t guess = 1;;) {
-        if ((rc = narmat_ctl_cas(w, rank, NARMAT_CTL_LOCK, 0, guess, guess - 1, &old))) return rc;
-        if (old == guess) return NARMA_SUCCESS;
+    if (type < 0) return rc;
+    w->nlocks_held--;
+    uint64_t guess = type == MPI_LOCK_EXCLUSIVE ? NARMAT_LOCK_EXCL : 1, old;
+    for (;;) { /* the word changes under us only by WAIT and SHARED counts */
+        uint64_t want = type == MPI_LOCK_EXCLUSIVE ? guess & ~NARMAT_LOCK_EXCL : guess - 1;
+        int x = lock_cas(w, rank, guess, want, &old);
+        if (x) return rc ? rc : x;
+        if (old == guess) return rc;
         guess = old;
     }
 }
@@ -131,6 +219,13 @@ int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
     struct narmai_epoch *e = w->lock_ep[rank];
     narmai_waiter wt = {0};
     while (!narmai_epoch_target_ready(w, e, rank)) {
+        if (e->failed) { /* the attempt itself failed: the lock will never be held */
+            rc = e->err;
+            w->lock_ep[rank] = NULL;
+            w->nlock_open--;
+            narmai_epoch_free(w, e); /* active, nothing held, no operation yet */
+            return rc;
+        }
         narmai_progress();
         narmai_wait_step(&wt);
     }

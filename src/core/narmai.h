@@ -78,9 +78,13 @@ struct narmai_request {
     int64_t st_cached_bytes;
     MPI_Status st_template;
     struct narmai_win *win;
-    narmau_dlist link;                     /* on win->active_reqs while ACTIVE */
-    MPI_Request mpi_req;                   /* RMA requests on the mpi transport */
-    void *ctx;                             /* epoch-closing requests: the epoch */
+    narmau_dlist link;   /* on win->active_reqs while ACTIVE */
+    MPI_Request mpi_req; /* RMA requests on the mpi transport */
+    /* Back pointer cleared by whichever side goes first, so neither touches
+     * the other after it is gone: epoch-closing requests, the epoch
+     * (e->close_req); RMA requests, their recorded operation (op->req)
+     * until it is issued. */
+    void *ctx;
     int (*poll)(struct narmai_request *r); /* flush requests: completion test */
     uint64_t upto; /* flush requests: operations up to this sequence number */
     int target;    /* flush requests: rank or -1 */
@@ -155,12 +159,15 @@ struct narmai_win {
     struct narmai_epoch *cur_exposure; /* program-open PSCW exposure epoch */
     struct narmai_epoch **lock_ep;     /* per target: program-open lock epoch */
     int nlock_open;
-    int *acc_member;         /* per target: 1 + index in cur_access's PSCW group, or 0 */
-    uint64_t fence_count;    /* fences called so far (barrier numbers) */
-    int reorder;             /* NARMAI_AAAR | ... from the window's info */
-    uint32_t fence_flat_max; /* at creation, agreed by every rank of the window */
-    uint64_t op_seq;         /* RMA calls submitted so far */
-    uint64_t nrecorded;      /* of which still recorded (not issued) */
+    int *acc_member;           /* per target: 1 + index in cur_access's PSCW group, or 0 */
+    uint64_t fence_count;      /* fences called so far (barrier numbers) */
+    int reorder;               /* NARMAI_AAAR | ... from the window's info */
+    uint32_t fence_flat_max;   /* at creation, agreed by every rank of the window */
+    int nlocks_held;           /* passive-target locks this process holds (epoch_lock.c) */
+    uint32_t test_fail_replay; /* test-only fault injection (epoch.c) */
+    uint32_t test_fail_lock;   /* test-only fault injection (epoch.c) */
+    uint64_t op_seq;           /* RMA calls submitted so far */
+    uint64_t nrecorded;        /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */
     uint64_t *a_req;  /* accesses requested toward peer */
     uint64_t *e_open; /* exposures opened toward peer */
@@ -168,6 +175,7 @@ struct narmai_win {
     /* notification matching */
     narmau_dlist active_reqs; /* ACTIVE notification requests in Start order */
     int nreqs;                /* live notification requests bound to this window */
+    int nflush;               /* flush requests not yet complete (they poll the window) */
     struct narmai_uq uq;
     struct narmai_epoch *free_epochs; /* recycled epoch objects */
 };

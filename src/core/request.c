@@ -330,10 +330,15 @@ int NARMA_Request_free(NARMA_Request *request)
     } else if (r->kind == NARMAI_REQ_EPOCH && r->ctx != NULL) {
         /* The epoch still completes; nobody is told. */
         ((struct narmai_epoch *)r->ctx)->close_req = NULL;
+    } else if (r->kind == NARMAI_REQ_RMA && r->ctx != NULL) {
+        /* Still recorded: the operation is issued later without a request
+         * (and completes at the epoch's end, as MPI says of a freed request). */
+        ((struct narmai_op *)r->ctx)->req = NULL;
     } else if (r->mpi_req != MPI_REQUEST_NULL) {
         /* An RMA operation still in flight completes at the next flush/unlock. */
         MPI_Request_free(&r->mpi_req);
     }
+    if (r->poll != NULL && r->state != NARMAI_REQ_COMPLETE) r->win->nflush--;
     narmai_request_release(r);
     *request = NARMA_REQUEST_NULL;
     return NARMA_SUCCESS;

@@ -140,6 +140,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     } else {
         for (int i = 0; i < w->size; i++)
             w->iota[i] = i;
+        narmai_test_faults_init(w);
         rc = win_info(w, info);
     }
     /* All ranks must pick the same barrier: take the largest setting (same reduction). */

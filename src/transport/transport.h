@@ -32,7 +32,8 @@
 
 /* Control words every rank owns. */
 enum narmat_ctl_kind {
-    NARMAT_CTL_LOCK = 0, /* passive-target lock word: bit 63 exclusive, low bits shared count */
+    NARMAT_CTL_LOCK = 0, /* passive-target lock word: bit 63 exclusive, bits 32-62 waiting
+                          * writers, bits 0-31 shared holders (epoch_lock.c) */
     NARMAT_CTL_FENCE,    /* arg = round (0..63) of the fence barrier (0 only when flat) */
     NARMAT_CTL_GRANT,    /* arg = peer: exposures the peer granted me (written by the peer) */
     NARMAT_CTL_DONE,     /* arg = peer: access epochs the peer completed toward me */
