@@ -79,6 +79,7 @@
 #define NARMAT_MPI_LAYOUT_VERSION 1
 #define NARMAT_MPI_LINE           64
 #define NARMAT_MPI_REC_WORDS      5
+#define NARMAT_MPI_NOTE_VOID      0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
 #define NARMAT_MPI_MAX_REGIONS     (1 << 20)
 
@@ -698,6 +699,20 @@ static int narmat_mpi_bytes(int count, MPI_Datatype type, int64_t *bytes)
     return NARMA_SUCCESS;
 }
 
+/* Testing hook: NARMA_TEST_NOTIFY_FAIL=n makes the n-th notified access of
+ * this process fail with MPI_ERR_OTHER right after it claimed its ring slot
+ * (as if its data access had failed at the flush). */
+static int narmat_mpi_fault_now(void)
+{
+    static long countdown = -1;
+    if (countdown < 0) {
+        const char *v = getenv("NARMA_TEST_NOTIFY_FAIL");
+        countdown = v != NULL ? strtol(v, NULL, 10) : 0;
+        if (countdown < 0) countdown = 0;
+    }
+    return countdown > 0 && --countdown == 0;
+}
+
 /* Steps 1-3 of the ring protocol (see the top of the file). The data access
  * (if any) has already been issued on the data window to target. */
 static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int tag, int64_t bytes,
@@ -714,7 +729,11 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
     if (data_issued) t->dirty[target] = 1;
     /* From here on the data is complete at the target. */
     int rc = narmat_mpi_flush_dirty(t, target);
-    if (rc) return rc;
+    if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmai_mpi_error(MPI_ERR_OTHER);
+    /* Position pos is ours and the reader stops at it until it is filled: a
+     * failed access still publishes its record, marked void (the reader
+     * consumes it without delivering), and returns the failure. */
+    if (rc) kind = NARMAT_MPI_NOTE_VOID;
 
     /* hd is an old value of a counter that only grows: a stale read can only
      * make us wait, never write into a slot the reader still owns. A full
@@ -743,7 +762,7 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
     NARMAI_MPI(MPI_Accumulate(rec, NARMAT_MPI_REC_WORDS, MPI_UINT64_T, target, off,
                               NARMAT_MPI_REC_WORDS, MPI_UINT64_T, MPI_REPLACE, t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
-    return NARMA_SUCCESS;
+    return rc;
 }
 
 static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
@@ -813,10 +832,12 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
             whole &= (v[i] >> 32) == chk;
         }
         if (!whole) break; /* the rest arrives shortly: next poll */
+        int kind = (int)(v[2] >> 30 & 3);
         int32_t src = (int32_t)(uint32_t)v[1];
         int32_t tag = (int32_t)(v[2] & NARMA_TAG_UB);
         int64_t bytes = (int64_t)((v[3] & UINT32_MAX) | (v[4] << 32));
         t->head++;
+        if (kind == NARMAT_MPI_NOTE_VOID) continue; /* a failed access: nothing to deliver */
         n++;
         cb(w, src, tag, bytes);
     }
