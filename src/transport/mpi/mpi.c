@@ -304,9 +304,20 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     NARMAT_MPI_TRY(MPI_Win_allocate(t->ctl_bytes, 1, cinfo, w->comm, &cb, &t->ctl));
     t->ctlmem = cb;
     NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->ctl, MPI_ERRORS_RETURN));
+    /* Memory models: narma reads its ctl words with loads only where MPI
+     * says ctl is unified, and reports the data window's model as the
+     * window's NARMA_WIN_MODEL. NARMA_TEST_SEPARATE=1 (testing hook, read
+     * at every window creation) makes both separate, to exercise those paths
+     * on an MPI whose windows are all unified. */
     int *model = NULL;
+    const char *sep = getenv("NARMA_TEST_SEPARATE");
+    int force_separate = sep != NULL && sep[0] == '1';
     NARMAT_MPI_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
-    t->unified = flag && *model == MPI_WIN_UNIFIED;
+    t->unified = flag && *model == MPI_WIN_UNIFIED && !force_separate;
+    model = NULL;
+    NARMAT_MPI_TRY(MPI_Win_get_attr(t->data, MPI_WIN_MODEL, &model, &flag));
+    w->model = force_separate || (flag && *model == MPI_WIN_SEPARATE) ? MPI_WIN_SEPARATE
+                                                                        : MPI_WIN_UNIFIED;
 
     /* Zero the control words and ring before anyone can reach them (no epoch
      * is open yet, so local stores are allowed); the barrier below publishes. */
@@ -375,17 +386,21 @@ static int region_find(const struct narmat_mpi_region *r, int n, MPI_Aint a, MPI
 /* Read n words of this rank's ctl window. Unified model: MPI_Win_sync makes
  * remote updates visible to the acquire loads (which pair with the updater's
  * flush). Separate model: MPI atomics on self read the public copy. */
+static int ctl_read_atomic(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
+{
+    struct narmat_mpi *t = tp_of(w);
+    const uint64_t none = 0;
+    for (int i = 0; i < n; i++)
+        NARMAI_MPI(MPI_Fetch_and_op(&none, &out[i], MPI_UINT64_T, w->rank, off + 8 * i, MPI_NO_OP,
+                                    t->ctl));
+    NARMAI_MPI(MPI_Win_flush(w->rank, t->ctl));
+    return NARMA_SUCCESS;
+}
+
 static int ctl_read(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
 {
     struct narmat_mpi *t = tp_of(w);
-    if (!t->unified) {
-        const uint64_t none = 0;
-        for (int i = 0; i < n; i++)
-            NARMAI_MPI(MPI_Fetch_and_op(&none, &out[i], MPI_UINT64_T, w->rank, off + 8 * i,
-                                        MPI_NO_OP, t->ctl));
-        NARMAI_MPI(MPI_Win_flush(w->rank, t->ctl));
-        return NARMA_SUCCESS;
-    }
+    if (!t->unified) return ctl_read_atomic(w, off, n, out);
     NARMAI_MPI(MPI_Win_sync(t->ctl));
     for (int i = 0; i < n; i++)
         out[i] = narmau_atomic_load_acq_u64(ctl_word(t, off + 8 * i));
@@ -814,24 +829,37 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
     }
     /* Makes remote record writes visible to the loads below (unified model). */
-    if (MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
+    if (t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
+    int data_synced = 0;
     for (;;) {
-        const struct narmat_mpi_rec *r =
-            (const void *)(t->ctlmem + t->off_ring +
-                           (MPI_Aint)(t->head & (t->slots - 1)) * NARMAT_MPI_LINE);
+        MPI_Aint off = t->off_ring + (MPI_Aint)(t->head & (t->slots - 1)) * NARMAT_MPI_LINE;
         uint64_t seq = t->head + 1, chk = seq & UINT32_MAX;
-        /* Acquire: observe the record words MPI wrote; pairs with the
-         * writer's Accumulate completed by its flush. Each word is checked,
-         * since MPI makes the five words atomic only one by one. */
         uint64_t v[NARMAT_MPI_REC_WORDS];
-        v[0] = narmau_atomic_load_acq_u64(&r->w[0]);
-        if (v[0] != seq) break;
-        int whole = 1;
-        for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++) {
-            v[i] = narmau_atomic_load_acq_u64(&r->w[i]);
-            whole &= (v[i] >> 32) == chk;
+        if (t->unified) {
+            /* Acquire: observe the record words MPI wrote; pairs with the
+             * writer's Accumulate completed by its flush. */
+            const struct narmat_mpi_rec *r = (const void *)(t->ctlmem + off);
+            v[0] = narmau_atomic_load_acq_u64(&r->w[0]);
+            if (v[0] != seq) break;
+            for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
+                v[i] = narmau_atomic_load_acq_u64(&r->w[i]);
+        } else if (ctl_read_atomic(w, off, NARMAT_MPI_REC_WORDS, v) != NARMA_SUCCESS ||
+                   v[0] != seq) {
+            break; /* separate model: read the public copy with MPI atomics */
         }
+        /* MPI makes the five words atomic only one by one: check each. */
+        int whole = 1;
+        for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
+            whole &= (v[i] >> 32) == chk;
         if (!whole) break; /* the rest arrives shortly: next poll */
+        if (!data_synced) {
+            /* The writer completed its data access before the record: make
+             * it visible to this process's loads (the private copy in the
+             * separate model, a memory barrier in the unified one) before
+             * the notification tells the program to read it. */
+            if (MPI_Win_sync(t->data) != MPI_SUCCESS) break;
+            data_synced = 1;
+        }
         int kind = (int)(v[2] >> 30 & 3);
         int32_t src = (int32_t)(uint32_t)v[1];
         int32_t tag = (int32_t)(v[2] & NARMA_TAG_UB);
@@ -883,18 +911,15 @@ static int narmat_mpi_ctl_cas(struct narmai_win *w, int target, int kind, int ar
 static uint64_t narmat_mpi_ctl_load(struct narmai_win *w, int kind, int arg)
 {
     struct narmat_mpi *t = tp_of(w);
-    MPI_Aint off = ctl_offset(t, kind, arg);
-    if (!t->unified) {
-        const uint64_t none = 0;
-        uint64_t v = 0;
-        MPI_Fetch_and_op(&none, &v, MPI_UINT64_T, w->rank, off, MPI_NO_OP, t->ctl);
-        MPI_Win_flush(w->rank, t->ctl);
-        return v;
-    }
-    MPI_Win_sync(t->ctl);
-    /* Acquire: pairs with the remote update (flushed after the updater's
-     * data flush), so data the updater released is visible after this. */
-    return narmau_atomic_load_acq_u64(ctl_word(t, off));
+    uint64_t v = 0;
+    /* Acquire: pairs with the remote update (flushed after the updater's data
+     * flush). The sync of the data window then makes the data the updater
+     * released visible to this process's loads: its private copy in the
+     * separate model, a memory barrier in the unified one. (The interface has
+     * no error path here: a failed read returns 0, which only delays.) */
+    if (ctl_read(w, ctl_offset(t, kind, arg), 1, &v) != NARMA_SUCCESS) return 0;
+    MPI_Win_sync(t->data);
+    return v;
 }
 
 const struct narmat_ops narmat_mpi_ops = {
