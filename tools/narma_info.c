@@ -53,7 +53,8 @@ static const struct {
     {"mpi", "every other window (user memory, dynamic, several nodes): MPI-3 one-sided calls"},
 };
 
-/* Every environment variable the library reads (src/core/init.c, src/core/errors.c). */
+/* Every environment variable the library reads (src/core/init.c, src/core/errors.c,
+ * src/transport/mpi/mpi.c). */
 static const struct {
     const char *name;
     const char *dflt;
@@ -68,6 +69,12 @@ static const struct {
     {"NARMA_VERBOSE", "0", "1: print a line on stderr for every error a call returns"},
     {"NARMA_FENCE_FLAT_MAX", "16",
      "windows up to this size fence in one step, larger ones by dissemination"},
+    {"NARMA_DYNAMIC_REGIONS", "64",
+     "regions a rank may attach to one dynamic window (src/transport/mpi/mpi.c)"},
+    {"NARMA_TEST_NOTIFY_FAIL", "0",
+     "testing: the n-th notified access fails after claiming its ring slot (mpi transport)"},
+    {"NARMA_TEST_SEPARATE", "0",
+     "testing: 1 = the mpi transport treats its windows as separate-model"},
 };
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }

@@ -30,20 +30,20 @@ static void every_access(int target, MPI_Aint disp, int nll, int expect, const c
     long long o[NVAL] = {1, 2, 3, 4}, r[NVAL] = {0}, c = 0;
     int n = nll;
     NARMA_Request req;
-#define EXPECT(call)                                                                     \
-    do {                                                                                 \
-        int rc_ = (call);                                                                \
-        if (rc_ != expect)                                                               \
+#define EXPECT(call)                                                                        \
+    do {                                                                                    \
+        int rc_ = (call);                                                                   \
+        if (rc_ != expect)                                                                  \
             test_fail(__FILE__, __LINE__, #call, "returned %d (%s), expected %d (%s)", rc_, \
-                      NARMA_Strerror(rc_), expect, NARMA_Strerror(expect));              \
+                      NARMA_Strerror(rc_), expect, NARMA_Strerror(expect));                 \
     } while (0)
-#define EXPECT_REQ(call)                                 \
-    do {                                                 \
-        req = NARMA_REQUEST_NULL;                        \
-        EXPECT(call);                                    \
-        if (expect == NARMA_SUCCESS)                     \
-            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE)); \
-        else                                             \
+#define EXPECT_REQ(call)                                                        \
+    do {                                                                        \
+        req = NARMA_REQUEST_NULL;                                               \
+        EXPECT(call);                                                           \
+        if (expect == NARMA_SUCCESS)                                            \
+            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));                      \
+        else                                                                    \
             CHECK(req == NARMA_REQUEST_NULL, "a refused call set its request"); \
     } while (0)
 
@@ -54,8 +54,8 @@ static void every_access(int target, MPI_Aint disp, int nll, int expect, const c
                                 MPI_LONG_LONG, MPI_SUM, win));
     EXPECT_REQ(NARMA_Rput(o, n, MPI_LONG_LONG, target, disp, n, MPI_LONG_LONG, win, &req));
     EXPECT_REQ(NARMA_Rget(r, n, MPI_LONG_LONG, target, disp, n, MPI_LONG_LONG, win, &req));
-    EXPECT_REQ(NARMA_Raccumulate(o, n, MPI_LONG_LONG, target, disp, n, MPI_LONG_LONG, MPI_SUM,
-                                 win, &req));
+    EXPECT_REQ(
+        NARMA_Raccumulate(o, n, MPI_LONG_LONG, target, disp, n, MPI_LONG_LONG, MPI_SUM, win, &req));
     EXPECT_REQ(NARMA_Rget_accumulate(o, n, MPI_LONG_LONG, r, n, MPI_LONG_LONG, target, disp, n,
                                      MPI_LONG_LONG, MPI_SUM, win, &req));
     CHECK_RC(NARMA_Win_flush(target, win));

@@ -50,8 +50,7 @@ int main(int argc, char **argv)
     CHECK_RC(NARMA_Notify_init(win, left, TAG, K - 1, &req));
     CHECK_RC(NARMA_Start(&req));
     CHECK_RC(NARMA_Wait(&req, &st));
-    CHECK(st.MPI_SOURCE == left && st.MPI_TAG == TAG, "status {%d, %d}", st.MPI_SOURCE,
-          st.MPI_TAG);
+    CHECK(st.MPI_SOURCE == left && st.MPI_TAG == TAG, "status {%d, %d}", st.MPI_SOURCE, st.MPI_TAG);
     CHECK_RC(NARMA_Request_free(&req));
     for (int i = 0; i < K; i++)
         if (i != BAD)

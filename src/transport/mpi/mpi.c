@@ -16,6 +16,10 @@
  *     8 lines  fence[64]
  *              grant[size], done[size]   (each padded to whole lines)
  *              ring: slots x 64-byte records
+ *     dynamic windows only (see "Attached regions" below):
+ *     2 lines  {table version (seqlock)}, {invalidation counter}
+ *              subscriber bitmap: one bit per rank (padded to whole lines)
+ *              table: {count, base0, end0, base1, end1, ...} (MPI_Aint)
  *
  * Data operations are plain MPI RMA on the data window; a per-target "dirty"
  * flag remembers whether anything was issued since the last flush, so control
@@ -43,8 +47,11 @@
  *              atomic but not the five together, so every word carries the
  *              check value: the record is there when all five agree.
  *   reader  (poll) MPI_Win_sync(ctl); at slot head & mask, acquire-load the
- *           five words; if w0 == head + 1 and every chk matches, copy the
- *           record out, head++, deliver it through cb, repeat. Once head is
+ *           five words (separate model: Fetch_and_op(NO_OP) on self); if
+ *           w0 == head + 1 and every chk matches, copy the record out,
+ *           MPI_Win_sync(data) once per poll (the writer completed the data
+ *           before the record: make it visible to the program's loads),
+ *           head++, deliver it through cb (unless kind is 0), repeat. Once head is
  *           slots/4 (at least 1) past the value last published, it publishes
  *           head with MPI_Accumulate(REPLACE) to itself + flush, freeing those
  *           slots (step 2 of later writers). Lazy publishing cannot stall a
@@ -54,6 +61,11 @@
  *           a full ring (>= slots/4) past the published value.
  *           Every poll on Win_create/dynamic windows (every 64th otherwise)
  *           also enters MPI's progress engine with MPI_Iprobe.
+ *
+ * A claimed position is always filled: if the data access fails after the
+ * claim, the writer still writes the record with kind 0 (void), which the
+ * reader consumes without delivering, and returns the MPI error. Only a
+ * failure of ctl itself in steps 2-3 leaves a hole.
  *
  * Stale contents can never pass for a new record: the previous record in a
  * slot has seq pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both
@@ -67,7 +79,18 @@
  * ctl; a flush of the data window to the same target (when dirty) precedes
  * them, which is the contract's release ordering. Local reads are acquire
  * loads after MPI_Win_sync (unified model), or Fetch_and_op(NO_OP) on self
- * when MPI reports the separate model.
+ * when MPI reports the separate model, followed by MPI_Win_sync(data) so that
+ * the data the updater released is visible to this process's loads.
+ *
+ * Attached regions (dynamic windows): each rank publishes its table in ctl,
+ * rewritten with MPI atomics on self under a seqlock (version odd, table,
+ * version even). An origin checks an access against its cached copy of the
+ * target's table, used while the origin's own invalidation counter is
+ * unchanged; on a miss it refetches (version, table, version: three round
+ * trips) and refuses with NARMA_ERR_DISP if the access still lies outside
+ * every region. Its first fetch sets its bit in the target's subscriber
+ * bitmap; a detach bumps every subscriber's invalidation counter (flushed)
+ * before MPI_Win_detach, so a peer access ordered after the detach refetches.
  */
 #include "transport/transport.h"
 
@@ -75,11 +98,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NARMAT_MPI_MAGIC          UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION 1
-#define NARMAT_MPI_LINE           64
-#define NARMAT_MPI_REC_WORDS      5
-#define NARMAT_MPI_NOTE_VOID      0 /* record kind of a failed access (narmat_note_kind starts at 1) */
+#define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
+#define NARMAT_MPI_LAYOUT_VERSION  1
+#define NARMAT_MPI_LINE            64
+#define NARMAT_MPI_REC_WORDS       5
+#define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
 #define NARMAT_MPI_MAX_REGIONS     (1 << 20)
 
@@ -109,9 +132,9 @@ struct narmat_mpi_region {
 /* An origin's copy of one target's table of attached regions (dynamic windows,
  * created on the first access to that target). */
 struct narmat_mpi_dyncache {
-    uint64_t inval;  /* our NARMAT_MPI dyn inval word when the copy was fetched */
-    int n;           /* regions in r[] */
-    int subscribed;  /* our bit is set in the target's subscriber map */
+    uint64_t inval;               /* our invalidation counter when the copy was fetched */
+    int n;                        /* regions in r[] */
+    int subscribed;               /* our bit is set in the target's subscriber map */
     struct narmat_mpi_region r[]; /* capacity dyn_cap */
 };
 
@@ -125,19 +148,19 @@ struct narmat_mpi {
     uint64_t publish_every; /* reader: publish after this many records (slots / 4) */
     int progress_every;     /* poll: enter MPI's progress engine every n-th poll */
     int polls;
-    MPI_Aint *sizes;                   /* per rank: window size in bytes (create/allocate) */
-    int *units;                        /* per rank: displacement unit */
-    uint8_t *dirty;                    /* per target: data operations issued since the last flush */
-    int unified;                       /* ctl is read with loads (MPI_WIN_UNIFIED) */
-    int locked;                        /* both windows are in their lock_all epoch */
+    MPI_Aint *sizes; /* per rank: window size in bytes (create/allocate) */
+    int *units;      /* per rank: displacement unit */
+    uint8_t *dirty;  /* per target: data operations issued since the last flush */
+    int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
+    int locked;      /* both windows are in their lock_all epoch */
     /* Dynamic windows (see "Attached regions" above). */
     struct narmat_mpi_region *regions; /* this rank's attached memory, dyn_cap entries */
     int nregions, dyn_cap;
-    uint64_t dyn_version;                 /* owner: seqlock word last published (even) */
-    MPI_Aint off_dyn, off_subs, off_tab;  /* ctl offsets: {version, count, inval}, map, table */
-    struct narmat_mpi_dyncache **dcache;  /* per target, lazily */
-    int nranks;                           /* entries of dcache */
-    MPI_Aint *dscratch;                   /* {count, regions}: published or being read */
+    uint64_t dyn_version;                /* owner: seqlock word last published (even) */
+    MPI_Aint off_dyn, off_subs, off_tab; /* ctl: {version}, {inval} lines; bitmap; table */
+    struct narmat_mpi_dyncache **dcache; /* per target, lazily */
+    int nranks;                          /* entries of dcache */
+    MPI_Aint *dscratch;                  /* {count, regions}: published or being read */
 };
 
 static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
@@ -316,8 +339,8 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     t->unified = flag && *model == MPI_WIN_UNIFIED && !force_separate;
     model = NULL;
     NARMAT_MPI_TRY(MPI_Win_get_attr(t->data, MPI_WIN_MODEL, &model, &flag));
-    w->model = force_separate || (flag && *model == MPI_WIN_SEPARATE) ? MPI_WIN_SEPARATE
-                                                                        : MPI_WIN_UNIFIED;
+    w->model =
+        force_separate || (flag && *model == MPI_WIN_SEPARATE) ? MPI_WIN_SEPARATE : MPI_WIN_UNIFIED;
 
     /* Zero the control words and ring before anyone can reach them (no epoch
      * is open yet, so local stores are allowed); the barrier below publishes. */
@@ -476,8 +499,8 @@ static int dyn_refresh(struct narmai_win *w, int target, struct narmat_mpi_dynca
             NARMAI_MPI(MPI_Accumulate(&bit, 1, MPI_UINT64_T, target,
                                       t->off_subs + 8 * (w->rank / 64), 1, MPI_UINT64_T, MPI_BOR,
                                       t->ctl));
-        NARMAI_MPI(MPI_Fetch_and_op(&none, &v1, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP,
-                                    t->ctl));
+        NARMAI_MPI(
+            MPI_Fetch_and_op(&none, &v1, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
         NARMAI_MPI(MPI_Win_flush(target, t->ctl));
         c->subscribed = 1;
         if (v1 & 1) { /* the owner is between its two version writes */
@@ -487,8 +510,8 @@ static int dyn_refresh(struct narmai_win *w, int target, struct narmat_mpi_dynca
         NARMAI_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, t->dscratch, n, MPI_AINT, target,
                                       t->off_tab, n, MPI_AINT, MPI_NO_OP, t->ctl));
         NARMAI_MPI(MPI_Win_flush(target, t->ctl));
-        NARMAI_MPI(MPI_Fetch_and_op(&none, &v2, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP,
-                                    t->ctl));
+        NARMAI_MPI(
+            MPI_Fetch_and_op(&none, &v2, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
         NARMAI_MPI(MPI_Win_flush(target, t->ctl));
         if (v1 == v2) break;
         narmai_wait_step(&wt);
