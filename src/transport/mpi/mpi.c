@@ -759,12 +759,14 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
     struct narmat_mpi *t = tp_of(w);
     const uint64_t one = 1, none = 0;
     uint64_t pos, hd;
+    /* Dirty before anything can fail: a data access left pending by an error
+     * below must still be flushed before this process's next control update. */
+    if (data_issued) t->dirty[target] = 1;
     NARMAI_MPI(
         MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, NARMAT_MPI_OFF_TAIL, MPI_SUM, t->ctl));
     NARMAI_MPI(
         MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD, MPI_NO_OP, t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
-    if (data_issued) t->dirty[target] = 1;
     /* From here on the data is complete at the target. */
     int rc = narmat_mpi_flush_dirty(t, target);
     if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmai_mpi_error(MPI_ERR_OTHER);
