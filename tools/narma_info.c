@@ -46,8 +46,8 @@ static const struct {
     {"mpi", "every other window (user memory, dynamic, several nodes): MPI-3 one-sided calls"},
 };
 
-/* Every environment variable the library reads (src/core/init.c, src/core/errors.c, and the test
- * hook in src/transport/shm/shm.c). */
+/* Every environment variable the library reads (src/core/init.c, src/core/errors.c, the test
+ * hooks in src/core/epoch.c and src/transport/shm/shm.c, src/transport/mpi/mpi.c). */
 static const struct {
     const char *name;
     const char *dflt;
@@ -66,6 +66,12 @@ static const struct {
      "test hook: N fails the Nth operation replayed from a deferred epoch (per window)"},
     {"NARMA_TEST_FAIL_LOCK", "unset",
      "test hook: N fails the Nth and every later passive-target lock attempt (per window)"},
+    {"NARMA_DYNAMIC_REGIONS", "64",
+     "regions a rank may attach to one dynamic window (src/transport/mpi/mpi.c)"},
+    {"NARMA_TEST_NOTIFY_FAIL", "0",
+     "testing: the n-th notified access fails after claiming its ring slot (mpi transport)"},
+    {"NARMA_TEST_SEPARATE", "0",
+     "testing: 1 = the mpi transport treats its windows as separate-model"},
 };
 
 static const char *on_off(int v) { return v < 0 ? "unknown" : v ? "on" : "off"; }

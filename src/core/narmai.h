@@ -144,6 +144,7 @@ struct narmai_win {
     int flavor;
     MPI_Aint size_bytes; /* local window size */
     int disp_unit;
+    int model; /* NARMA_WIN_MODEL: MPI_WIN_UNIFIED unless the transport says otherwise */
     void *base;
     const struct narmat_ops *ops;
     void *tp;          /* transport-private state */

@@ -34,12 +34,11 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
                               (long)((MPI_Aint)ocount * od->size),
                               (long)((MPI_Aint)tcount * td->size));
     }
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        MPI_Aint lo, hi;
-        narmau_dtype_span(td, tcount, &lo, &hi);
-        if ((rc = narmat_check_bounds(w, target, disp, lo, hi))) return rc;
-    }
-    return NARMA_SUCCESS;
+    /* Every flavor: for dynamic windows the transport checks the regions the
+     * target attached. */
+    MPI_Aint lo, hi;
+    narmau_dtype_span(td, tcount, &lo, &hi);
+    return narmat_check_bounds(w, target, disp, lo, hi);
 }
 
 /* Submit an RMA call to its epoch; R* forms get a request that completes when

@@ -112,6 +112,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->magic = NARMAI_WIN_MAGIC;
     w->flavor = flavor;
     w->disp_unit = disp_unit;
+    w->model = MPI_WIN_UNIFIED;
     w->size_bytes = size;
     w->base = base;
     w->attr_win = MPI_WIN_NULL;
@@ -281,7 +282,6 @@ int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
  * window underneath, e.g. for shm where one segment holds control words too). */
 int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
 {
-    static int model_attr = MPI_WIN_UNIFIED;
     if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (val == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
     *flag = 1;
@@ -294,7 +294,7 @@ int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
     else if (keyval == MPI_WIN_CREATE_FLAVOR)
         *(int **)val = &win->flavor;
     else if (keyval == MPI_WIN_MODEL)
-        *(int **)val = &model_attr;
+        *(int **)val = &win->model;
     else {
         int rc = MPI_Win_get_attr(win->attr_win, keyval, val, flag);
         if (rc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);

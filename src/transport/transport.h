@@ -55,7 +55,8 @@ struct narmat_ops {
     int flush_blocks; /* flush waits for the network: epoch-closing calls defer it to progress */
 
     /* Window life cycle. win_init fills w->base (allocate), w->tp and w->attr_win.
-     * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE. Collective. */
+     * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE. Collective. It sets
+     * w->model when the memory model is not MPI_WIN_UNIFIED. */
     int (*win_init)(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info);
     int (*win_free)(struct narmai_win *w); /* collective */
     int (*attach)(struct narmai_win *w, void *base, MPI_Aint size);

@@ -16,6 +16,10 @@
  *     8 lines  fence[64]
  *              grant[size], done[size]   (each padded to whole lines)
  *              ring: slots x 64-byte records
+ *     dynamic windows only (see "Attached regions" below):
+ *     2 lines  {table version (seqlock)}, {invalidation counter}
+ *              subscriber bitmap: one bit per rank (padded to whole lines)
+ *              table: {count, base0, end0, base1, end1, ...} (MPI_Aint)
  *
  * Data operations are plain MPI RMA on the data window; a per-target "dirty"
  * flag remembers whether anything was issued since the last flush, so control
@@ -43,8 +47,11 @@
  *              atomic but not the five together, so every word carries the
  *              check value: the record is there when all five agree.
  *   reader  (poll) MPI_Win_sync(ctl); at slot head & mask, acquire-load the
- *           five words; if w0 == head + 1 and every chk matches, copy the
- *           record out, head++, deliver it through cb, repeat. Once head is
+ *           five words (separate model: Fetch_and_op(NO_OP) on self); if
+ *           w0 == head + 1 and every chk matches, copy the record out,
+ *           MPI_Win_sync(data) once per poll (the writer completed the data
+ *           before the record: make it visible to the program's loads),
+ *           head++, deliver it through cb (unless kind is 0), repeat. Once head is
  *           slots/4 (at least 1) past the value last published, it publishes
  *           head with MPI_Accumulate(REPLACE) to itself + flush, freeing those
  *           slots (step 2 of later writers). Lazy publishing cannot stall a
@@ -54,6 +61,11 @@
  *           a full ring (>= slots/4) past the published value.
  *           Every poll on Win_create/dynamic windows (every 64th otherwise)
  *           also enters MPI's progress engine with MPI_Iprobe.
+ *
+ * A claimed position is always filled: if the data access fails after the
+ * claim, the writer still writes the record with kind 0 (void), which the
+ * reader consumes without delivering, and returns the MPI error. Only a
+ * failure of ctl itself in steps 2-3 leaves a hole.
  *
  * Stale contents can never pass for a new record: the previous record in a
  * slot has seq pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both
@@ -67,17 +79,32 @@
  * ctl; a flush of the data window to the same target (when dirty) precedes
  * them, which is the contract's release ordering. Local reads are acquire
  * loads after MPI_Win_sync (unified model), or Fetch_and_op(NO_OP) on self
- * when MPI reports the separate model.
+ * when MPI reports the separate model, followed by MPI_Win_sync(data) so that
+ * the data the updater released is visible to this process's loads.
+ *
+ * Attached regions (dynamic windows): each rank publishes its table in ctl,
+ * rewritten with MPI atomics on self under a seqlock (version odd, table,
+ * version even). An origin checks an access against its cached copy of the
+ * target's table, used while the origin's own invalidation counter is
+ * unchanged; on a miss it refetches (version, table, version: three round
+ * trips) and refuses with NARMA_ERR_DISP if the access still lies outside
+ * every region. Its first fetch sets its bit in the target's subscriber
+ * bitmap; a detach bumps every subscriber's invalidation counter (flushed)
+ * before MPI_Win_detach, so a peer access ordered after the detach refetches.
  */
 #include "transport/transport.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NARMAT_MPI_MAGIC          UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION 1
-#define NARMAT_MPI_LINE           64
-#define NARMAT_MPI_REC_WORDS      5
+#define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
+#define NARMAT_MPI_LAYOUT_VERSION  1
+#define NARMAT_MPI_LINE            64
+#define NARMAT_MPI_REC_WORDS       5
+#define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
+#define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
+#define NARMAT_MPI_MAX_REGIONS     (1 << 20)
 
 /* One ring slot: a cache line. Only the first NARMAT_MPI_REC_WORDS words are used. */
 struct narmat_mpi_rec {
@@ -96,9 +123,19 @@ enum {
 };
 _Static_assert(NARMAT_MPI_OFF_GRANT % NARMAT_MPI_LINE == 0, "grant[] starts on a cache line");
 
+/* An attached region of a dynamic window: addresses [base, end). Published in
+ * the owner's ctl window as two uint64 words. */
 struct narmat_mpi_region {
-    const char *base;
-    MPI_Aint size;
+    MPI_Aint base, end;
+};
+
+/* An origin's copy of one target's table of attached regions (dynamic windows,
+ * created on the first access to that target). */
+struct narmat_mpi_dyncache {
+    uint64_t inval;               /* our invalidation counter when the copy was fetched */
+    int n;                        /* regions in r[] */
+    int subscribed;               /* our bit is set in the target's subscriber map */
+    struct narmat_mpi_region r[]; /* capacity dyn_cap */
 };
 
 struct narmat_mpi {
@@ -111,13 +148,19 @@ struct narmat_mpi {
     uint64_t publish_every; /* reader: publish after this many records (slots / 4) */
     int progress_every;     /* poll: enter MPI's progress engine every n-th poll */
     int polls;
-    MPI_Aint *sizes;                   /* per rank: window size in bytes (create/allocate) */
-    int *units;                        /* per rank: displacement unit */
-    uint8_t *dirty;                    /* per target: data operations issued since the last flush */
-    int unified;                       /* MPI_WIN_MODEL of ctl is MPI_WIN_UNIFIED */
-    int locked;                        /* both windows are in their lock_all epoch */
-    struct narmat_mpi_region *regions; /* dynamic windows: attached memory */
-    int nregions, capregions;
+    MPI_Aint *sizes; /* per rank: window size in bytes (create/allocate) */
+    int *units;      /* per rank: displacement unit */
+    uint8_t *dirty;  /* per target: data operations issued since the last flush */
+    int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
+    int locked;      /* both windows are in their lock_all epoch */
+    /* Dynamic windows (see "Attached regions" above). */
+    struct narmat_mpi_region *regions; /* this rank's attached memory, dyn_cap entries */
+    int nregions, dyn_cap;
+    uint64_t dyn_version;                /* owner: seqlock word last published (even) */
+    MPI_Aint off_dyn, off_subs, off_tab; /* ctl: {version}, {inval} lines; bitmap; table */
+    struct narmat_mpi_dyncache **dcache; /* per target, lazily */
+    int nranks;                          /* entries of dcache */
+    MPI_Aint *dscratch;                  /* {count, regions}: published or being read */
 };
 
 static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
@@ -163,7 +206,27 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->units);
     free(t->dirty);
     free(t->regions);
+    if (t->dcache)
+        for (int i = 0; i < t->nranks; i++)
+            free(t->dcache[i]);
+    free(t->dcache);
+    free(t->dscratch);
     free(t);
+}
+
+/* NARMA_DYNAMIC_REGIONS: regions each rank may attach to one dynamic window. */
+static unsigned narmat_mpi_env_regions(void)
+{
+    const char *v = getenv("NARMA_DYNAMIC_REGIONS");
+    if (v == NULL || *v == '\0') return NARMAT_MPI_DEFAULT_REGIONS;
+    char *end;
+    unsigned long x = strtoul(v, &end, 0);
+    if (*end != '\0' || x < 1 || x > NARMAT_MPI_MAX_REGIONS) {
+        fprintf(stderr, "narma: ignoring NARMA_DYNAMIC_REGIONS=%s (expected 1..%d)\n", v,
+                NARMAT_MPI_MAX_REGIONS);
+        return NARMAT_MPI_DEFAULT_REGIONS;
+    }
+    return (unsigned)x;
 }
 
 /* Inside win_init: record an MPI failure and leave through the one cleanup exit. */
@@ -235,6 +298,24 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     t->off_done = NARMAT_MPI_OFF_GRANT + pad_line((MPI_Aint)p * 8);
     t->off_ring = t->off_done + pad_line((MPI_Aint)p * 8);
     t->ctl_bytes = t->off_ring + (MPI_Aint)t->slots * NARMAT_MPI_LINE;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        /* Table of attached regions: its capacity is part of the layout. */
+        unsigned cap = narmat_mpi_env_regions(), agreed = 0;
+        NARMAT_MPI_TRY(MPI_Allreduce(&cap, &agreed, 1, MPI_UNSIGNED, MPI_MAX, w->comm));
+        t->dyn_cap = (int)agreed;
+        t->nranks = w->size;
+        t->regions = malloc((size_t)t->dyn_cap * sizeof(*t->regions));
+        t->dscratch = malloc((1 + 2 * (size_t)t->dyn_cap) * sizeof(MPI_Aint));
+        t->dcache = calloc(p, sizeof(*t->dcache));
+        if (!t->regions || !t->dscratch || !t->dcache) {
+            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window tables");
+            goto fail;
+        }
+        t->off_dyn = t->ctl_bytes;
+        t->off_subs = t->off_dyn + 2 * NARMAT_MPI_LINE;
+        t->off_tab = t->off_subs + pad_line(((MPI_Aint)w->size + 63) / 64 * 8);
+        t->ctl_bytes = t->off_tab + pad_line((1 + 2 * (MPI_Aint)t->dyn_cap) * sizeof(MPI_Aint));
+    }
 
     /* Control window. We flush after every update, so MPI need not order
      * accumulates for us. */
@@ -246,9 +327,20 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     NARMAT_MPI_TRY(MPI_Win_allocate(t->ctl_bytes, 1, cinfo, w->comm, &cb, &t->ctl));
     t->ctlmem = cb;
     NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->ctl, MPI_ERRORS_RETURN));
+    /* Memory models: narma reads its ctl words with loads only where MPI
+     * says ctl is unified, and reports the data window's model as the
+     * window's NARMA_WIN_MODEL. NARMA_TEST_SEPARATE=1 (testing hook, read
+     * at every window creation) makes both separate, to exercise those paths
+     * on an MPI whose windows are all unified. */
     int *model = NULL;
+    const char *sep = getenv("NARMA_TEST_SEPARATE");
+    int force_separate = sep != NULL && sep[0] == '1';
     NARMAT_MPI_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
-    t->unified = flag && *model == MPI_WIN_UNIFIED;
+    t->unified = flag && *model == MPI_WIN_UNIFIED && !force_separate;
+    model = NULL;
+    NARMAT_MPI_TRY(MPI_Win_get_attr(t->data, MPI_WIN_MODEL, &model, &flag));
+    w->model =
+        force_separate || (flag && *model == MPI_WIN_SEPARATE) ? MPI_WIN_SEPARATE : MPI_WIN_UNIFIED;
 
     /* Zero the control words and ring before anyone can reach them (no epoch
      * is open yet, so local stores are allowed); the barrier below publishes. */
@@ -295,49 +387,230 @@ static int narmat_mpi_win_free(struct narmai_win *w)
     return rc;
 }
 
-/* Attached regions are tracked here because MPI implementations need not
- * (MPICH does not) report detaching memory that was never attached, nor
- * attaching overlapping regions, both erroneous in MPI. */
+/* ---- dynamic windows: attached regions ---- */
+
+/* *r = a + b unless that overflows MPI_Aint. */
+static int aint_add(MPI_Aint a, MPI_Aint b, MPI_Aint *r)
+{
+    const MPI_Aint max = (MPI_Aint)(((uintmax_t)1 << (sizeof(MPI_Aint) * 8 - 1)) - 1);
+    if ((b > 0 && a > max - b) || (b < 0 && a < -max - 1 - b)) return 1;
+    *r = a + b;
+    return 0;
+}
+
+/* Index of the region holding all of [a, e), or -1. */
+static int region_find(const struct narmat_mpi_region *r, int n, MPI_Aint a, MPI_Aint e)
+{
+    for (int i = 0; i < n; i++)
+        if (a >= r[i].base && e <= r[i].end) return i;
+    return -1;
+}
+
+/* Read n words of this rank's ctl window. Unified model: MPI_Win_sync makes
+ * remote updates visible to the acquire loads (which pair with the updater's
+ * flush). Separate model: MPI atomics on self read the public copy. */
+static int ctl_read_atomic(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
+{
+    struct narmat_mpi *t = tp_of(w);
+    const uint64_t none = 0;
+    for (int i = 0; i < n; i++)
+        NARMAI_MPI(MPI_Fetch_and_op(&none, &out[i], MPI_UINT64_T, w->rank, off + 8 * i, MPI_NO_OP,
+                                    t->ctl));
+    NARMAI_MPI(MPI_Win_flush(w->rank, t->ctl));
+    return NARMA_SUCCESS;
+}
+
+static int ctl_read(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
+{
+    struct narmat_mpi *t = tp_of(w);
+    if (!t->unified) return ctl_read_atomic(w, off, n, out);
+    NARMAI_MPI(MPI_Win_sync(t->ctl));
+    for (int i = 0; i < n; i++)
+        out[i] = narmau_atomic_load_acq_u64(ctl_word(t, off + 8 * i));
+    return NARMA_SUCCESS;
+}
+
+/* Write this rank's table to its ctl window under the seqlock: version odd,
+ * {count, regions}, version even, each completed by a flush to self, all MPI
+ * atomics (so origins' atomic reads never conflict with them, in either
+ * memory model). */
+static int dyn_publish(struct narmai_win *w)
+{
+    struct narmat_mpi *t = tp_of(w);
+    uint64_t odd = t->dyn_version + 1, even = t->dyn_version + 2;
+    int n = 1 + 2 * t->nregions, mrc;
+    t->dscratch[0] = t->nregions;
+    memcpy(t->dscratch + 1, t->regions, (size_t)t->nregions * sizeof(*t->regions));
+    mrc = MPI_Accumulate(&odd, 1, MPI_UINT64_T, w->rank, t->off_dyn, 1, MPI_UINT64_T, MPI_REPLACE,
+                         t->ctl);
+    if (mrc == MPI_SUCCESS) mrc = MPI_Win_flush(w->rank, t->ctl);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Accumulate(t->dscratch, n, MPI_AINT, w->rank, t->off_tab, n, MPI_AINT,
+                             MPI_REPLACE, t->ctl);
+    if (mrc == MPI_SUCCESS) mrc = MPI_Win_flush(w->rank, t->ctl);
+    /* Even again whatever happened, so no origin waits for this update forever. */
+    int mrc2 = MPI_Accumulate(&even, 1, MPI_UINT64_T, w->rank, t->off_dyn, 1, MPI_UINT64_T,
+                              MPI_REPLACE, t->ctl);
+    if (mrc2 == MPI_SUCCESS) mrc2 = MPI_Win_flush(w->rank, t->ctl);
+    t->dyn_version = even;
+    if (mrc == MPI_SUCCESS) mrc = mrc2;
+    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : narmai_mpi_error(mrc);
+}
+
+/* After a detach: bump the inval word of every rank that ever read our table,
+ * so its next access to us refetches the table (its copy may hold the region
+ * that is gone). Completed before Win_detach returns, hence before any
+ * synchronisation that orders the detach before a peer's access. */
+static int dyn_push_inval(struct narmai_win *w)
+{
+    struct narmat_mpi *t = tp_of(w);
+    const uint64_t one = 1;
+    int nwords = (w->size + 63) / 64, pushed = 0;
+    for (int k = 0; k < nwords; k++) {
+        uint64_t bits = 0;
+        int rc = ctl_read(w, t->off_subs + 8 * k, 1, &bits);
+        if (rc) return rc;
+        for (int j = 0; j < 64; j++) {
+            int r = 64 * k + j;
+            if (!(bits >> j & 1) || r == w->rank) continue;
+            NARMAI_MPI(MPI_Accumulate(&one, 1, MPI_UINT64_T, r, t->off_dyn + NARMAT_MPI_LINE, 1,
+                                      MPI_UINT64_T, MPI_SUM, t->ctl));
+            pushed = 1;
+        }
+    }
+    if (pushed) NARMAI_MPI(MPI_Win_flush_all(t->ctl));
+    return NARMA_SUCCESS;
+}
+
+/* Fetch target's table into c (seqlock read; inval = our inval word, read
+ * before the fetch, so a detach pushed after that read forces another fetch).
+ * The first fetch also subscribes us to target's invalidations, before the
+ * table is read: a detach that misses our bit updated the table earlier. */
+static int dyn_refresh(struct narmai_win *w, int target, struct narmat_mpi_dyncache *c,
+                       uint64_t inval)
+{
+    struct narmat_mpi *t = tp_of(w);
+    const uint64_t none = 0, bit = UINT64_C(1) << (w->rank % 64);
+    const int n = 1 + 2 * t->dyn_cap;
+    narmai_waiter wt = {0};
+    for (;;) {
+        uint64_t v1 = 0, v2 = 0;
+        if (!c->subscribed)
+            NARMAI_MPI(MPI_Accumulate(&bit, 1, MPI_UINT64_T, target,
+                                      t->off_subs + 8 * (w->rank / 64), 1, MPI_UINT64_T, MPI_BOR,
+                                      t->ctl));
+        NARMAI_MPI(
+            MPI_Fetch_and_op(&none, &v1, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
+        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        c->subscribed = 1;
+        if (v1 & 1) { /* the owner is between its two version writes */
+            narmai_wait_step(&wt);
+            continue;
+        }
+        NARMAI_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, t->dscratch, n, MPI_AINT, target,
+                                      t->off_tab, n, MPI_AINT, MPI_NO_OP, t->ctl));
+        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        NARMAI_MPI(
+            MPI_Fetch_and_op(&none, &v2, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
+        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        if (v1 == v2) break;
+        narmai_wait_step(&wt);
+    }
+    MPI_Aint cnt = t->dscratch[0];
+    if (cnt < 0 || cnt > t->dyn_cap)
+        return NARMAI_ERR(NARMA_ERR_INTERN, "rank %d publishes %ld regions", target, (long)cnt);
+    c->n = (int)cnt;
+    memcpy(c->r, t->dscratch + 1, (size_t)cnt * sizeof(*c->r));
+    c->inval = inval;
+    return NARMA_SUCCESS;
+}
+
+/* Bounds of a dynamic window: [disp + lo, disp + hi) inside ONE region the
+ * target attached. Cheap when the cached table holds it and no detach was
+ * pushed since (a local read of the inval word); the table is refetched only
+ * on a miss or after an invalidation. */
+static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi)
+{
+    struct narmat_mpi *t = tp_of(w);
+    MPI_Aint a, e;
+    if (aint_add(disp, lo, &a) || aint_add(disp, hi, &e))
+        return NARMAI_ERR(NARMA_ERR_DISP, "address %ld + [%ld, %ld) overflows", (long)disp,
+                          (long)lo, (long)hi);
+    if (target == w->rank) {
+        if (region_find(t->regions, t->nregions, a, e) >= 0) return NARMA_SUCCESS;
+    } else {
+        struct narmat_mpi_dyncache *c = t->dcache[target];
+        if (c == NULL) {
+            c = calloc(1, sizeof(*c) + (size_t)t->dyn_cap * sizeof(c->r[0]));
+            if (c == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window cache");
+            t->dcache[target] = c;
+        }
+        uint64_t inval = 0;
+        int rc = ctl_read(w, t->off_dyn + NARMAT_MPI_LINE, 1, &inval);
+        if (rc) return rc;
+        if (inval == c->inval && region_find(c->r, c->n, a, e) >= 0) return NARMA_SUCCESS;
+        if ((rc = dyn_refresh(w, target, c, inval))) return rc;
+        if (region_find(c->r, c->n, a, e) >= 0) return NARMA_SUCCESS;
+    }
+    return NARMAI_ERR(NARMA_ERR_DISP, "bytes [%#lx, %#lx) not inside one region rank %d attached",
+                      (unsigned long)a, (unsigned long)e, target);
+}
+
+/* Attached regions are tracked here: MPI implementations need not (MPICH does
+ * not) report detaching memory that was never attached, nor attaching
+ * overlapping regions, both erroneous in MPI; and origins check their
+ * accesses against the table each rank publishes. */
 static int narmat_mpi_attach(struct narmai_win *w, void *base, MPI_Aint size)
 {
     struct narmat_mpi *t = tp_of(w);
-    const char *b = base;
+    MPI_Aint b, e;
+    NARMAI_MPI(MPI_Get_address(base, &b));
+    if (aint_add(b, size, &e)) return NARMAI_ERR(NARMA_ERR_ATTACH, "region wraps around");
     for (int i = 0; i < t->nregions; i++) {
         const struct narmat_mpi_region *r = &t->regions[i];
-        if (b < r->base + r->size && r->base < b + size)
+        if (b < r->end && r->base < e)
             return NARMAI_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
     }
-    if (t->nregions == t->capregions) {
-        int cap = t->capregions ? 2 * t->capregions : 4;
-        void *p = realloc(t->regions, (size_t)cap * sizeof(*t->regions));
-        if (p == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "attached regions");
-        t->regions = p;
-        t->capregions = cap;
+    if (t->nregions == t->dyn_cap)
+        return NARMAI_ERR(NARMA_ERR_ATTACH,
+                          "%d regions already attached: the limit (NARMA_DYNAMIC_REGIONS)",
+                          t->dyn_cap);
+    NARMAI_MPI(MPI_Win_attach(t->data, base, size));
+    /* Attached in MPI before any origin can see it in the table. */
+    t->regions[t->nregions++] = (struct narmat_mpi_region){b, e};
+    int rc = dyn_publish(w);
+    if (rc) {
+        t->nregions--;
+        MPI_Win_detach(t->data, base);
     }
-    int mrc = MPI_Win_attach(t->data, base, size);
-    if (mrc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_attach failed");
-    t->regions[t->nregions++] = (struct narmat_mpi_region){b, size};
-    return NARMA_SUCCESS;
+    return rc;
 }
 
 static int narmat_mpi_detach(struct narmai_win *w, const void *base)
 {
     struct narmat_mpi *t = tp_of(w);
+    MPI_Aint b;
+    NARMAI_MPI(MPI_Get_address(base, &b));
     int i = 0;
-    while (i < t->nregions && t->regions[i].base != (const char *)base)
+    while (i < t->nregions && t->regions[i].base != b)
         i++;
     if (i == t->nregions) return NARMAI_ERR(NARMA_ERR_ATTACH, "memory was not attached");
-    int mrc = MPI_Win_detach(t->data, base);
-    if (mrc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_ATTACH, "MPI_Win_detach failed");
+    /* Out of the table and out of every origin's copy before MPI forgets it. */
     t->regions[i] = t->regions[--t->nregions];
-    return NARMA_SUCCESS;
+    int rc = dyn_publish(w);
+    int rc2 = dyn_push_inval(w);
+    int mrc = MPI_Win_detach(t->data, base);
+    if (rc == NARMA_SUCCESS) rc = rc2;
+    if (rc == NARMA_SUCCESS && mrc != MPI_SUCCESS) rc = narmai_mpi_error(mrc);
+    return rc;
 }
 
 static int narmat_mpi_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
                                    MPI_Aint hi)
 {
     const struct narmat_mpi *t = tp_of(w);
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || hi <= lo) return NARMA_SUCCESS;
+    if (hi <= lo) return NARMA_SUCCESS;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return dyn_check(w, target, disp, lo, hi);
     MPI_Aint unit = t->units[target], size = t->sizes[target];
     /* disp * unit + [lo, hi) within [0, size), without overflowing. */
     if (disp < 0 || (unit > 0 && disp > size / unit)) return NARMA_ERR_DISP;
@@ -464,6 +737,20 @@ static int narmat_mpi_bytes(int count, MPI_Datatype type, int64_t *bytes)
     return NARMA_SUCCESS;
 }
 
+/* Testing hook: NARMA_TEST_NOTIFY_FAIL=n makes the n-th notified access of
+ * this process fail with MPI_ERR_OTHER right after it claimed its ring slot
+ * (as if its data access had failed at the flush). */
+static int narmat_mpi_fault_now(void)
+{
+    static long countdown = -1;
+    if (countdown < 0) {
+        const char *v = getenv("NARMA_TEST_NOTIFY_FAIL");
+        countdown = v != NULL ? strtol(v, NULL, 10) : 0;
+        if (countdown < 0) countdown = 0;
+    }
+    return countdown > 0 && --countdown == 0;
+}
+
 /* Steps 1-3 of the ring protocol (see the top of the file). The data access
  * (if any) has already been issued on the data window to target. */
 static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int tag, int64_t bytes,
@@ -472,15 +759,21 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
     struct narmat_mpi *t = tp_of(w);
     const uint64_t one = 1, none = 0;
     uint64_t pos, hd;
+    /* Dirty before anything can fail: a data access left pending by an error
+     * below must still be flushed before this process's next control update. */
+    if (data_issued) t->dirty[target] = 1;
     NARMAI_MPI(
         MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, NARMAT_MPI_OFF_TAIL, MPI_SUM, t->ctl));
     NARMAI_MPI(
         MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD, MPI_NO_OP, t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
-    if (data_issued) t->dirty[target] = 1;
     /* From here on the data is complete at the target. */
     int rc = narmat_mpi_flush_dirty(t, target);
-    if (rc) return rc;
+    if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmai_mpi_error(MPI_ERR_OTHER);
+    /* Position pos is ours and the reader stops at it until it is filled: a
+     * failed access still publishes its record, marked void (the reader
+     * consumes it without delivering), and returns the failure. */
+    if (rc) kind = NARMAT_MPI_NOTE_VOID;
 
     /* hd is an old value of a counter that only grows: a stale read can only
      * make us wait, never write into a slot the reader still owns. A full
@@ -509,7 +802,7 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
     NARMAI_MPI(MPI_Accumulate(rec, NARMAT_MPI_REC_WORDS, MPI_UINT64_T, target, off,
                               NARMAT_MPI_REC_WORDS, MPI_UINT64_T, MPI_REPLACE, t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
-    return NARMA_SUCCESS;
+    return rc;
 }
 
 static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
@@ -561,28 +854,43 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
     }
     /* Makes remote record writes visible to the loads below (unified model). */
-    if (MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
+    if (t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
+    int data_synced = 0;
     for (;;) {
-        const struct narmat_mpi_rec *r =
-            (const void *)(t->ctlmem + t->off_ring +
-                           (MPI_Aint)(t->head & (t->slots - 1)) * NARMAT_MPI_LINE);
+        MPI_Aint off = t->off_ring + (MPI_Aint)(t->head & (t->slots - 1)) * NARMAT_MPI_LINE;
         uint64_t seq = t->head + 1, chk = seq & UINT32_MAX;
-        /* Acquire: observe the record words MPI wrote; pairs with the
-         * writer's Accumulate completed by its flush. Each word is checked,
-         * since MPI makes the five words atomic only one by one. */
         uint64_t v[NARMAT_MPI_REC_WORDS];
-        v[0] = narmau_atomic_load_acq_u64(&r->w[0]);
-        if (v[0] != seq) break;
-        int whole = 1;
-        for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++) {
-            v[i] = narmau_atomic_load_acq_u64(&r->w[i]);
-            whole &= (v[i] >> 32) == chk;
+        if (t->unified) {
+            /* Acquire: observe the record words MPI wrote; pairs with the
+             * writer's Accumulate completed by its flush. */
+            const struct narmat_mpi_rec *r = (const void *)(t->ctlmem + off);
+            v[0] = narmau_atomic_load_acq_u64(&r->w[0]);
+            if (v[0] != seq) break;
+            for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
+                v[i] = narmau_atomic_load_acq_u64(&r->w[i]);
+        } else if (ctl_read_atomic(w, off, NARMAT_MPI_REC_WORDS, v) != NARMA_SUCCESS ||
+                   v[0] != seq) {
+            break; /* separate model: read the public copy with MPI atomics */
         }
+        /* MPI makes the five words atomic only one by one: check each. */
+        int whole = 1;
+        for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
+            whole &= (v[i] >> 32) == chk;
         if (!whole) break; /* the rest arrives shortly: next poll */
+        if (!data_synced) {
+            /* The writer completed its data access before the record: make
+             * it visible to this process's loads (the private copy in the
+             * separate model, a memory barrier in the unified one) before
+             * the notification tells the program to read it. */
+            if (MPI_Win_sync(t->data) != MPI_SUCCESS) break;
+            data_synced = 1;
+        }
+        int kind = (int)(v[2] >> 30 & 3);
         int32_t src = (int32_t)(uint32_t)v[1];
         int32_t tag = (int32_t)(v[2] & NARMA_TAG_UB);
         int64_t bytes = (int64_t)((v[3] & UINT32_MAX) | (v[4] << 32));
         t->head++;
+        if (kind == NARMAT_MPI_NOTE_VOID) continue; /* a failed access: nothing to deliver */
         n++;
         cb(w, src, tag, bytes);
     }
@@ -628,18 +936,15 @@ static int narmat_mpi_ctl_cas(struct narmai_win *w, int target, int kind, int ar
 static uint64_t narmat_mpi_ctl_load(struct narmai_win *w, int kind, int arg)
 {
     struct narmat_mpi *t = tp_of(w);
-    MPI_Aint off = ctl_offset(t, kind, arg);
-    if (!t->unified) {
-        const uint64_t none = 0;
-        uint64_t v = 0;
-        MPI_Fetch_and_op(&none, &v, MPI_UINT64_T, w->rank, off, MPI_NO_OP, t->ctl);
-        MPI_Win_flush(w->rank, t->ctl);
-        return v;
-    }
-    MPI_Win_sync(t->ctl);
-    /* Acquire: pairs with the remote update (flushed after the updater's
-     * data flush), so data the updater released is visible after this. */
-    return narmau_atomic_load_acq_u64(ctl_word(t, off));
+    uint64_t v = 0;
+    /* Acquire: pairs with the remote update (flushed after the updater's data
+     * flush). The sync of the data window then makes the data the updater
+     * released visible to this process's loads: its private copy in the
+     * separate model, a memory barrier in the unified one. (The interface has
+     * no error path here: a failed read returns 0, which only delays.) */
+    if (ctl_read(w, ctl_offset(t, kind, arg), 1, &v) != NARMA_SUCCESS) return 0;
+    MPI_Win_sync(t->data);
+    return v;
 }
 
 const struct narmat_ops narmat_mpi_ops = {
