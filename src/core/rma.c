@@ -42,6 +42,19 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     return NARMA_SUCCESS;
 }
 
+int narmai_proc_null(struct narmai_win *w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMA_SUCCESS;
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    r->state = NARMAI_REQ_COMPLETE;
+    r->st_src = MPI_PROC_NULL;
+    r->st_tag = MPI_ANY_TAG;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
 /* Submit an RMA call to its epoch; R* forms get a request that completes when
  * the operation is issued and locally complete. */
 static int submit(struct narmai_win *w, struct narmai_op *op, NARMA_Request *request)
@@ -66,6 +79,7 @@ static int submit(struct narmai_win *w, struct narmai_op *op, NARMA_Request *req
 static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                   int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, request);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
@@ -85,6 +99,7 @@ static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target,
 static int do_get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                   int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, request);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
@@ -118,6 +133,7 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
                   MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                   MPI_Op op, NARMA_Win w, NARMA_Request *request)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, request);
 #if NARMA_ARG_CHECKS
     /* With NO_OP the origin buffer is ignored (MPI). */
     int flags = op == MPI_NO_OP ? NARMAI_CHK_NO_ORIGIN : 0;
@@ -227,6 +243,7 @@ int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int ta
 int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
                            int target, MPI_Aint disp, NARMA_Win w)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, 1, type, 1, type, 0);
     if (rc) return rc;
