@@ -25,9 +25,10 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     if (rc) return rc;
     if (!(flags & NARMAI_CHK_NO_ORIGIN)) {
         if ((rc = check_side(ocount, otype, &od, "origin"))) return rc;
-        /* Type signatures: both built from one basic type -> the same one. */
+        /* Type signatures: both built from one basic type -> the same one. An
+         * empty transfer matches any signature (MPI), so compare only with bytes. */
         if (od->basic != MPI_DATATYPE_NULL && td->basic != MPI_DATATYPE_NULL &&
-            od->basic != td->basic && ocount > 0)
+            od->basic != td->basic && (MPI_Aint)ocount * od->size > 0)
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target basic datatypes differ");
         if ((MPI_Aint)ocount * od->size != (MPI_Aint)tcount * td->size)
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin carries %ld bytes, target %ld",
@@ -208,11 +209,23 @@ int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int tar
                   w, request);
 }
 
+/* A NULL result buffer is refused only when the result carries bytes; an
+ * empty result (zero count or a zero-size type) is no result at all. */
+static int null_result(const void *raddr, int rcount, MPI_Datatype rtype)
+{
+    if (raddr != NULL || rcount <= 0) return NARMA_SUCCESS;
+    const narmau_dtype *rd;
+    if (rtype != MPI_DATATYPE_NULL && narmau_dtype_get(rtype, &rd) == NARMA_SUCCESS && rd->size == 0)
+        return NARMA_SUCCESS;
+    return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+}
+
 int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
                          MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
-    if (raddr == NULL && rcount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    int rc = null_result(raddr, rcount, rtype);
+    if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
                   NULL);
 }
@@ -222,7 +235,8 @@ int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, voi
                           MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    if (raddr == NULL && rcount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    int rc = null_result(raddr, rcount, rtype);
+    if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
                   request);
 }
