@@ -164,6 +164,8 @@ NARMA_API int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size);
 NARMA_API int NARMA_Win_detach(NARMA_Win win, const void *base);
 NARMA_API int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group);
 NARMA_API int NARMA_Win_set_name(NARMA_Win win, const char *win_name);
+/** As MPI-4.1 names MPI_WIN_NULL, NARMA_Win_get_name(NARMA_WIN_NULL, ...) succeeds with the
+ *  name of narma's constant, "NARMA_WIN_NULL". */
 NARMA_API int NARMA_Win_get_name(NARMA_Win win, char *win_name, int *resultlen);
 NARMA_API int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
                                       MPI_Win_delete_attr_function *win_delete_attr_fn,
