@@ -2,8 +2,9 @@
 /*
  * Windows: creation flavours, predefined attributes, user attributes with
  * delete callbacks, names (NARMA_WIN_NULL's too, as MPI-4.1 names
- * MPI_WIN_NULL), groups, and that narma works after a plain MPI_Init (NARMA_Init is optional; NARMA_Finalize does not finalise MPI
- * when narma did not initialise it).
+ * MPI_WIN_NULL), groups, and that narma works after a plain MPI_Init
+ * (NARMA_Init is optional; NARMA_Finalize does not finalise MPI when narma
+ * did not initialise it).
  */
 #include "common.h"
 
