@@ -2,8 +2,10 @@
  * narma: Notified and Asynchronous RMA over any MPI-3 library.
  *
  * The API mirrors MPI's one-sided interface (same argument order, MPI
- * datatypes, communicators, groups, infos and statuses) and is
- * source-compatible with foMPI-NA's fompi.h with NARMA_ in place of foMPI_.
+ * datatypes, communicators, groups, infos and statuses). Programs written for
+ * foMPI-NA build with <narma/fompi.h>, which maps the foMPI_ names onto these
+ * and keeps foMPI's conventions where they differ from MPI's. MPI_PROC_NULL
+ * is a valid target (and lock/flush rank) everywhere: the call does nothing.
  *
  * Thread safety: narma follows MPI_THREAD_FUNNELED. All narma calls of a
  * process must come from one thread at a time; windows and requests are not
