@@ -22,6 +22,9 @@
 # <build>/foreign/logs/. Exit status: 0 when every included run passed.
 # docs/conformance.md records the numbers and explains every exclusion and failure.
 set -euo pipefail
+# The whole script is one compound command: bash reads it completely before running it, so
+# editing the file during a long run cannot derail that run.
+{
 
 root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 here="$root/scripts/foreign"
@@ -238,7 +241,7 @@ mpich_unmapped() { # rmadir test -D...
         "$CC" -E "${cflags[@]}" "$@" -I"$work/mpich-include" -I"$dir/../include" \
             -include "$here/mpich/mpi_to_narma.h" "$dir/$src" 2>/dev/null |
             awk -v f="$src" '/^# [0-9]+ "/ { own = index($3, f) > 0; next } own' |
-            grep -oE '\bMPI_Win_[A-Za-z_]+\b' | grep -vE '_function$|_fn$' || true
+            sed -e 's/"\([^"\\]\|\\.\)*"//g' | grep -oE '\bMPI_Win_[A-Za-z_]+\b' | grep -vE '_function$|_fn$' || true
     done | sort -u
 }
 
@@ -353,3 +356,4 @@ if [ ${#fail_rows[@]} -gt 0 ]; then
     printf '%s\n' "${fail_rows[@]}"
 fi
 exit "$status"
+}
