@@ -194,7 +194,8 @@ static inline int foMPI_Win_get_attr(foMPI_Win win, int win_keyval, void *attrib
 static inline int foMPI_Win_set_name(foMPI_Win win, const char *win_name)
 {
     int rc = NARMA_Win_set_name(win, win_name);
-    if (rc == NARMA_SUCCESS && strlen(win_name) >= MPI_MAX_OBJECT_NAME) return foMPI_NAME_ABBREVIATED;
+    if (rc == NARMA_SUCCESS && strlen(win_name) >= MPI_MAX_OBJECT_NAME)
+        return foMPI_NAME_ABBREVIATED;
     return rc;
 }
 

@@ -215,7 +215,8 @@ static int null_result(const void *raddr, int rcount, MPI_Datatype rtype)
 {
     if (raddr != NULL || rcount <= 0) return NARMA_SUCCESS;
     const narmau_dtype *rd;
-    if (rtype != MPI_DATATYPE_NULL && narmau_dtype_get(rtype, &rd) == NARMA_SUCCESS && rd->size == 0)
+    if (rtype != MPI_DATATYPE_NULL && narmau_dtype_get(rtype, &rd) == NARMA_SUCCESS &&
+        rd->size == 0)
         return NARMA_SUCCESS;
     return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
 }

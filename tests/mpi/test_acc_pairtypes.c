@@ -29,9 +29,9 @@
         test_phase(#MPITYPE);                                                                    \
         const int right = (rank + 1) % size, left = (rank + size - 1) % size;                    \
         pair *base, *o = malloc(PAIRS * sizeof(pair)), *r = malloc(PAIRS * sizeof(pair));        \
-        CHECK(o && r, "malloc");                                                                 \
+        CHECK(o &&r, "malloc");                                                                  \
         NARMA_Win win;                                                                           \
-        CHECK_RC(NARMA_Win_allocate(PAIRS * (MPI_Aint)sizeof(pair), (int)sizeof(pair),           \
+        CHECK_RC(NARMA_Win_allocate(PAIRS *(MPI_Aint)sizeof(pair), (int)sizeof(pair),            \
                                     MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));                \
         for (int k = 0; k < PAIRS; k++) {                                                        \
             base[k].v = (V)(k % 7);                                                              \
@@ -51,7 +51,7 @@
             CHECK(r[k].v == (V)(k % 7) && r[k].i == 1000 + right, "MAXLOC result %d", k);        \
             int larger = k % 2 == 0, tie = !larger && k % 3 == 1;                                \
             V ev = larger ? (V)50 : (V)(k % 7);                                                  \
-            int ei = larger || tie ? (k % 3 == 1 ? 5 : 2000) : 1000 + rank;                                      \
+            int ei = larger || tie ? (k % 3 == 1 ? 5 : 2000) : 1000 + rank;                      \
             CHECK(base[k].v == ev && base[k].i == ei, "MAXLOC target %d: index %d, want %d", k,  \
                   base[k].i, ei);                                                                \
         }                                                                                        \
@@ -96,8 +96,8 @@
             o[k].v = (V)(k % 2 ? 100 : 0);                                                       \
             o[k].i = 7;                                                                          \
         }                                                                                        \
-        CHECK_RC(NARMA_Accumulate(o, PAIRS, MPITYPE, right, 0, PAIRS, MPITYPE, NARMA_MAXLOC,     \
-                                  win));                                                         \
+        CHECK_RC(                                                                                \
+            NARMA_Accumulate(o, PAIRS, MPITYPE, right, 0, PAIRS, MPITYPE, NARMA_MAXLOC, win));   \
         CHECK_RC(NARMA_Win_fence(0, win));                                                       \
         for (int k = 0; k < PAIRS; k++) {                                                        \
             int won = k % 2;                                                                     \

@@ -63,8 +63,8 @@ int main(int argc, char **argv)
 
     test_phase("allocate window attributes");
     int64_t *base;
-    CHECK_RC(foMPI_Win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
-                                MPI_COMM_WORLD, &base, &win));
+    CHECK_RC(foMPI_Win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                &base, &win));
     check_attrs(win, foMPI_WIN_FLAVOR_ALLOCATE, base, 4 * sizeof(int64_t), sizeof(int64_t));
 
     test_phase("names");

@@ -100,8 +100,8 @@ int main(int argc, char **argv)
     test_phase("notified forms");
     CHECK_RC(NARMA_Put_notify(buf, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, win, 5));
     CHECK_RC(NARMA_Get_notify(res, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, win, 5));
-    CHECK_RC(NARMA_Accumulate_notify(buf, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, NARMA_SUM, win,
-                                     5));
+    CHECK_RC(
+        NARMA_Accumulate_notify(buf, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, NARMA_SUM, win, 5));
     NARMA_Request nr[2];
     CHECK_RC(NARMA_Rput_notify(buf, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, win, &nr[0], 5));
     CHECK_RC(NARMA_Rget_notify(res, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, win, &nr[1], 5));

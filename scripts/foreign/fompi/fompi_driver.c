@@ -32,7 +32,10 @@ struct tcase {
     void (*fn)(void);
 };
 
-#define C(n, s, a, f) {#n, s, a, f, (void (*)(void))test_mpi3rma##n}
+#define C(n, s, a, f)                                \
+    {                                                \
+#n, s, a, f, (void (*)(void))test_mpi3rma##n \
+    }
 static const struct tcase cases[] = {
     C(ex_put_notify, S_COMM, A_NONE, 0),
     C(ex_put_notify_2, S_COMM, A_NONE, 0),
@@ -97,7 +100,10 @@ static const struct tcase cases[] = {
 static const char *flavor_name[3] = {"create", "allocate", "dynamic"};
 
 /* The case's name as the suite's file names it (test_mpi3rmaex_put_notify -> put_notify). */
-static const char *short_name(const struct tcase *c) { return c->name + (c->name[0] == 'e' ? 3 : 1); }
+static const char *short_name(const struct tcase *c)
+{
+    return c->name + (c->name[0] == 'e' ? 3 : 1);
+}
 
 static void ok(int status, int line)
 {
@@ -139,7 +145,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (size < 4 || size % 2) {
-        if (rank == 0) fprintf(stderr, "Error: foMPI-NA's tests need an even number >= 4 of ranks\n");
+        if (rank == 0)
+            fprintf(stderr, "Error: foMPI-NA's tests need an even number >= 4 of ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Comm comm = MPI_COMM_WORLD;
@@ -165,15 +172,15 @@ int main(int argc, char **argv)
     switch (j) {
     case 0:
         base = malloc(3 * DIM * sizeof(int));
-        OK(foMPI_Win_create(&base[5], DIM * sizeof(int), sizeof(int), MPI_INFO_NULL,
-                            MPI_COMM_WORLD, &win2));
+        OK(foMPI_Win_create(&base[5], DIM * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                            &win2));
         OK(foMPI_Win_create(base, 3 * DIM * sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &win));
         break;
     case 1:
         OK(foMPI_Win_allocate(3 * DIM * sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &base,
                               &win));
-        OK(foMPI_Win_allocate(DIM * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                              &base2, &win2));
+        OK(foMPI_Win_allocate(DIM * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base2,
+                              &win2));
         break;
     default:
         OK(foMPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win2));

@@ -32,41 +32,41 @@
 #define MPI_Win      NARMA_Win
 #define MPI_WIN_NULL NARMA_WIN_NULL
 
-#define MPI_Win_create              NARMA_Win_create
-#define MPI_Win_allocate            NARMA_Win_allocate
-#define MPI_Win_create_dynamic      NARMA_Win_create_dynamic
-#define MPI_Win_free                NARMA_Win_free
-#define MPI_Win_attach              NARMA_Win_attach
-#define MPI_Win_detach              NARMA_Win_detach
-#define MPI_Win_get_group           NARMA_Win_get_group
-#define MPI_Win_set_name            NARMA_Win_set_name
-#define MPI_Win_get_name            NARMA_Win_get_name
-#define MPI_Win_create_keyval       NARMA_Win_create_keyval
-#define MPI_Win_free_keyval         NARMA_Win_free_keyval
-#define MPI_Win_set_attr            NARMA_Win_set_attr
-#define MPI_Win_get_attr            NARMA_Win_get_attr
-#define MPI_Win_delete_attr         NARMA_Win_delete_attr
-#define MPI_Win_fence               NARMA_Win_fence
-#define MPI_Win_start               NARMA_Win_start
-#define MPI_Win_complete            NARMA_Win_complete
-#define MPI_Win_post                NARMA_Win_post
-#define MPI_Win_wait                NARMA_Win_wait
-#define MPI_Win_test                NARMA_Win_test
-#define MPI_Win_lock                NARMA_Win_lock
-#define MPI_Win_unlock              NARMA_Win_unlock
-#define MPI_Win_lock_all            NARMA_Win_lock_all
-#define MPI_Win_unlock_all          NARMA_Win_unlock_all
-#define MPI_Win_flush               NARMA_Win_flush
-#define MPI_Win_flush_all           NARMA_Win_flush_all
-#define MPI_Win_flush_local         NARMA_Win_flush_local
-#define MPI_Win_flush_local_all     NARMA_Win_flush_local_all
-#define MPI_Win_sync                NARMA_Win_sync
-#define MPI_Put                     NARMA_Put
-#define MPI_Get                     NARMA_Get
-#define MPI_Accumulate              NARMA_Accumulate
-#define MPI_Get_accumulate          NARMA_Get_accumulate
-#define MPI_Fetch_and_op            NARMA_Fetch_and_op
-#define MPI_Compare_and_swap        NARMA_Compare_and_swap
+#define MPI_Win_create          NARMA_Win_create
+#define MPI_Win_allocate        NARMA_Win_allocate
+#define MPI_Win_create_dynamic  NARMA_Win_create_dynamic
+#define MPI_Win_free            NARMA_Win_free
+#define MPI_Win_attach          NARMA_Win_attach
+#define MPI_Win_detach          NARMA_Win_detach
+#define MPI_Win_get_group       NARMA_Win_get_group
+#define MPI_Win_set_name        NARMA_Win_set_name
+#define MPI_Win_get_name        NARMA_Win_get_name
+#define MPI_Win_create_keyval   NARMA_Win_create_keyval
+#define MPI_Win_free_keyval     NARMA_Win_free_keyval
+#define MPI_Win_set_attr        NARMA_Win_set_attr
+#define MPI_Win_get_attr        NARMA_Win_get_attr
+#define MPI_Win_delete_attr     NARMA_Win_delete_attr
+#define MPI_Win_fence           NARMA_Win_fence
+#define MPI_Win_start           NARMA_Win_start
+#define MPI_Win_complete        NARMA_Win_complete
+#define MPI_Win_post            NARMA_Win_post
+#define MPI_Win_wait            NARMA_Win_wait
+#define MPI_Win_test            NARMA_Win_test
+#define MPI_Win_lock            NARMA_Win_lock
+#define MPI_Win_unlock          NARMA_Win_unlock
+#define MPI_Win_lock_all        NARMA_Win_lock_all
+#define MPI_Win_unlock_all      NARMA_Win_unlock_all
+#define MPI_Win_flush           NARMA_Win_flush
+#define MPI_Win_flush_all       NARMA_Win_flush_all
+#define MPI_Win_flush_local     NARMA_Win_flush_local
+#define MPI_Win_flush_local_all NARMA_Win_flush_local_all
+#define MPI_Win_sync            NARMA_Win_sync
+#define MPI_Put                 NARMA_Put
+#define MPI_Get                 NARMA_Get
+#define MPI_Accumulate          NARMA_Accumulate
+#define MPI_Get_accumulate      NARMA_Get_accumulate
+#define MPI_Fetch_and_op        NARMA_Fetch_and_op
+#define MPI_Compare_and_swap    NARMA_Compare_and_swap
 
 /* ---- Error handlers: narma returns every error ------------------------- */
 static inline int narma_shim_Win_set_errhandler(NARMA_Win win, MPI_Errhandler eh)
@@ -113,16 +113,16 @@ static inline NARMA_Request *narma_shim_slot(MPI_Request r)
     return &narma_shim_reqs[(unsigned)r & ~NARMA_SHIM_REQ_MASK];
 }
 
-#define NARMA_SHIM_RFORM(call, req)                           \
-    do {                                                      \
-        NARMA_Request nr_ = NARMA_REQUEST_NULL;               \
-        int rc_ = (call);                                     \
+#define NARMA_SHIM_RFORM(call, req)                              \
+    do {                                                         \
+        NARMA_Request nr_ = NARMA_REQUEST_NULL;                  \
+        int rc_ = (call);                                        \
         if (rc_ == NARMA_SUCCESS) *(req) = narma_shim_park(nr_); \
-        return rc_;                                           \
+        return rc_;                                              \
     } while (0)
 
-static inline int narma_shim_Rput(const void *oa, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
-                                  MPI_Datatype tt, NARMA_Win w, MPI_Request *req)
+static inline int narma_shim_Rput(const void *oa, int oc, MPI_Datatype ot, int t, MPI_Aint d,
+                                  int tc, MPI_Datatype tt, NARMA_Win w, MPI_Request *req)
 {
     NARMA_SHIM_RFORM(NARMA_Rput(oa, oc, ot, t, d, tc, tt, w, &nr_), req);
 }
@@ -183,7 +183,8 @@ static inline int narma_shim_Testall(int n, MPI_Request *rs, int *flag, MPI_Stat
         int f = 0, rc;
         MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
         if (rs[i] == MPI_REQUEST_NULL) continue;
-        rc = narma_shim_is_narma(rs[i]) ? narma_shim_test1(&rs[i], &f, st) : PMPI_Test(&rs[i], &f, st);
+        rc = narma_shim_is_narma(rs[i]) ? narma_shim_test1(&rs[i], &f, st)
+                                        : PMPI_Test(&rs[i], &f, st);
         if (rc != MPI_SUCCESS) return rc;
         all &= f;
     }
@@ -209,7 +210,8 @@ static inline int narma_shim_Testany(int n, MPI_Request *rs, int *index, int *fl
         int f = 0, rc;
         if (rs[i] == MPI_REQUEST_NULL) continue;
         active = 1;
-        rc = narma_shim_is_narma(rs[i]) ? narma_shim_test1(&rs[i], &f, st) : PMPI_Test(&rs[i], &f, st);
+        rc = narma_shim_is_narma(rs[i]) ? narma_shim_test1(&rs[i], &f, st)
+                                        : PMPI_Test(&rs[i], &f, st);
         if (rc != MPI_SUCCESS) return rc;
         if (f) {
             *flag = 1;
