@@ -56,6 +56,15 @@ int narmai_proc_null(struct narmai_win *w, NARMA_Request *request)
     return NARMA_SUCCESS;
 }
 
+/* A transfer of no bytes (zero count or a zero-size type) has no effect and
+ * matches any signature (MPI); it never reaches the transport, since some MPI
+ * libraries refuse zero-count calls whose datatypes differ (Open MPI). */
+static int no_bytes(int tcount, MPI_Datatype ttype)
+{
+    const narmau_dtype *td;
+    return tcount == 0 || (narmau_dtype_get(ttype, &td) == NARMA_SUCCESS && td->size == 0);
+}
+
 /* Submit an RMA call to its epoch; R* forms get a request that completes when
  * the operation is issued and locally complete. */
 static int submit(struct narmai_win *w, struct narmai_op *op, NARMA_Request *request)
@@ -85,6 +94,7 @@ static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target,
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
 #endif
+    if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
     struct narmai_op op = {.kind = NARMAI_OP_PUT,
                            .target = target,
                            .disp = disp,
@@ -105,6 +115,7 @@ static int do_get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_A
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
 #endif
+    if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
     struct narmai_op op = {.kind = NARMAI_OP_GET,
                            .target = target,
                            .disp = disp,
@@ -149,6 +160,7 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
             return NARMAI_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
     }
 #endif
+    if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
     /* NO_OP ignores the origin: do not hold on to its (possibly NULL) datatype. */
     struct narmai_op rec = {.kind = NARMAI_OP_ACC,
                             .target = target,
