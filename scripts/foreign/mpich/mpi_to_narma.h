@@ -26,6 +26,7 @@
 
 #include <mpi.h>
 #include <narma/narma.h>
+#include <sched.h>
 #include <stdlib.h>
 
 /* ---- Window type and plain calls ---------------------------------------- */
@@ -198,6 +199,7 @@ static inline int narma_shim_Waitall(int n, MPI_Request *rs, MPI_Status *sts)
         int flag = 0, rc = narma_shim_Testall(n, rs, &flag, sts);
         if (rc != MPI_SUCCESS || flag) return rc;
         NARMA_Progress();
+        sched_yield(); /* the machine may be oversubscribed: let the peers run */
     }
 }
 
@@ -229,6 +231,7 @@ static inline int narma_shim_Waitany(int n, MPI_Request *rs, int *index, MPI_Sta
         int flag = 0, rc = narma_shim_Testany(n, rs, index, &flag, st);
         if (rc != MPI_SUCCESS || flag) return rc;
         NARMA_Progress();
+        sched_yield(); /* the machine may be oversubscribed: let the peers run */
     }
 }
 
