@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #
 # Run test suites that narma's authors did not write against narma:
-#   ./scripts/foreign-suites.sh [--transports shm,mpi] [--only REGEX] [--timeout S] [--list] PATH...
+#   ./scripts/foreign-suites.sh [--transports shm,mpi] [--only REGEX] [--timeout S] [--work DIR]
+#                               [--list] PATH...
 #
 # Each PATH is a copy you fetched yourself (their code never enters this repository):
 #   - foMPI-NA (https://github.com/spcl/foMPI-NA): the repository or its tests/test_foMPI-NA;
@@ -19,7 +20,8 @@
 # under a timeout (default 120 s; the test list's timeLimit when larger; 480 s for the tests that
 # time out at 3 oversubscribed ranks with MPICH itself too). Tests that use what narma does not
 # offer are listed as excluded with the reason. Prints one line per run, then totals; logs are in
-# <build>/foreign/logs/. Exit status: 0 when every included run passed.
+# <build>/foreign/logs/ (--work: another directory, e.g. for a second run at the same time).
+# Exit status: 0 when every included run passed.
 # docs/conformance.md records the numbers and explains every exclusion and failure.
 set -euo pipefail
 # The whole script is one compound command: bash reads it completely before running it, so
@@ -32,10 +34,11 @@ transports="shm,mpi"
 only=""
 timeout_default=120
 list_only=0
+work=""
 paths=()
 
 usage() {
-    sed -n '3,4p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,5p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -47,6 +50,8 @@ while [ $# -gt 0 ]; do
     --only=*) only="${1#*=}" ;;
     --timeout) timeout_default="${2:?}"; shift ;;
     --timeout=*) timeout_default="${1#*=}" ;;
+    --work) work="${2:?}"; shift ;;
+    --work=*) work="${1#*=}" ;;
     --list) list_only=1 ;;
     -h | --help) usage ;;
     -*) echo "foreign-suites.sh: unknown option '$1'" >&2; usage ;;
@@ -91,7 +96,9 @@ if [ "$NARMA_MPI_FLAVOR" != mpich ]; then
     exit 1
 fi
 build="$NARMA_BUILD_DIR"
-work="$build/foreign"
+work="${work:-$build/foreign}"
+mkdir -p "$work"
+work="$(cd -- "$work" && pwd)"
 mkdir -p "$work/logs" "$work/bin" "$work/obj"
 if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
