@@ -176,9 +176,9 @@ static inline int narma_shim_Test(MPI_Request *r, int *flag, MPI_Status *st)
 
 static inline int narma_shim_Testall(int n, MPI_Request *rs, int *flag, MPI_Status *sts)
 {
-    /* Test all, in order; complete only when every one is complete (MPI
-     * allows completing some early for narma's requests: they stay parked
-     * as REQUEST_NULL-equivalent once done). */
+    /* Test each in order. Unlike MPI_Testall, requests that are complete are
+     * released (set to MPI_REQUEST_NULL, statuses filled) even while others
+     * are pending; a later call skips them. The tests only use the flag. */
     int all = 1;
     for (int i = 0; i < n; i++) {
         int f = 0, rc;
