@@ -17,7 +17,7 @@
 #     test/mpi/rma/testlist.in at the rank count and arguments the list gives. A test passes
 #     when it exits 0 and prints "No Errors" (foMPI-NA: exits 0, prints "No Error", no error line).
 # Every run is repeated per transport (NARMA_TRANSPORT=shm and =mpi), niced, one at a time, each
-# under a timeout (default 120 s; the test list's timeLimit when larger; 480 s for the tests that
+# under a timeout (default 180 s, as MPICH's runtests; the test list's timeLimit when larger; 480 s for the tests that
 # time out at 3 oversubscribed ranks with MPICH itself too). Tests that use what narma does not
 # offer are listed as excluded with the reason. Prints one line per run, then totals; logs are in
 # <build>/foreign/logs/ (--work: another directory, e.g. for a second run at the same time).
@@ -32,7 +32,7 @@ root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 here="$root/scripts/foreign"
 transports="shm,mpi"
 only=""
-timeout_default=120
+timeout_default=180 # MPICH runtests' default
 list_only=0
 work=""
 paths=()
