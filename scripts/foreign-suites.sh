@@ -17,8 +17,8 @@
 #     test/mpi/rma/testlist.in at the rank count and arguments the list gives. A test passes
 #     when it exits 0 and prints "No Errors" (foMPI-NA: exits 0, prints "No Error", no error line).
 # Every run is repeated per transport (NARMA_TRANSPORT=shm and =mpi), niced, one at a time, each
-# under a timeout (default 180 s, as MPICH's runtests; the test list's timeLimit when larger; 480 s for the tests that
-# time out at 3 oversubscribed ranks with MPICH itself too). Tests that use what narma does not
+# under a timeout (default 180 s, as MPICH's runtests; the test list's timeLimit when larger;
+# 480 s for the tests that time out at 3 oversubscribed ranks with MPICH itself too). Tests that use what narma does not
 # offer are listed as excluded with the reason. Prints one line per run, then totals; logs are in
 # <build>/foreign/logs/ (--work: another directory, e.g. for a second run at the same time).
 # Exit status: 0 when every included run passed.
