@@ -147,7 +147,7 @@ run_job() {
     shift 5
     local results=() t log st start end secs
     for t in "${tlist[@]}"; do
-        log="$work/logs/$suite.${name//[^A-Za-z0-9_.=-]/_}.$t.log"
+        log="$work/logs/$suite.${name//[^A-Za-z0-9_.=-]/_}.np$np.$t.log"
         start=$(date +%s)
         st=0
         # setsid: the job and every process it starts form one group, removed as a whole after a
