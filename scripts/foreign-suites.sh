@@ -228,15 +228,21 @@ run_fompi() {
 }
 
 # ---- MPICH test/mpi/rma ---------------------------------------------------------------------
+# The words of a Makefile.am variable ("name = a b", "name= a b").
+mk_values() {
+    awk -v t="$2" '{ line = $0; k = line; sub(/[ \t]*=.*/, "", k)
+        if (k == t && line ~ /=/) { sub(/^[^=]*=/, "", line); n = split(line, w, /[ \t]+/)
+            for (i = 1; i <= n; i++) if (w[i] != "") print w[i] } }' "$1"
+}
+
 # Source files and -D flags of a test, from Makefile.am (automake's default: <name>.c).
 mpich_sources() {
     local mk="$1/Makefile.am" t="$2" s
-    s="$(awk -v t="${t}_SOURCES" '$1 == t { for (i = 3; i <= NF; i++) if ($i ~ /\.c$/) print $i }' "$mk")"
+    s="$(mk_values "$mk" "${t}_SOURCES" | grep '\.c$' || true)"
     echo "${s:-$t.c}"
 }
 mpich_cppflags() {
-    awk -v t="${1##*/}_CPPFLAGS" '$1 == t { for (i = 3; i <= NF; i++) if ($i ~ /^-D/) print $i }' \
-        "$(dirname "$1")/Makefile.am"
+    mk_values "$(dirname "$1")/Makefile.am" "${1##*/}_CPPFLAGS" | grep '^-D' || true
 }
 
 # MPI_Win_* names the test's own code still uses after the mapping (preprocessed).
