@@ -2,8 +2,10 @@
  * narma: Notified and Asynchronous RMA over any MPI-3 library.
  *
  * The API mirrors MPI's one-sided interface (same argument order, MPI
- * datatypes, communicators, groups, infos and statuses) and is
- * source-compatible with foMPI-NA's fompi.h with NARMA_ in place of foMPI_.
+ * datatypes, communicators, groups, infos and statuses). Programs written for
+ * foMPI-NA build with <narma/fompi.h>, which maps the foMPI_ names onto these
+ * and keeps foMPI's conventions where they differ from MPI's. MPI_PROC_NULL
+ * is a valid target (and lock/flush rank) everywhere: the call does nothing.
  *
  * Thread safety: narma follows MPI_THREAD_FUNNELED. All narma calls of a
  * process must come from one thread at a time; windows and requests are not
@@ -164,6 +166,8 @@ NARMA_API int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size);
 NARMA_API int NARMA_Win_detach(NARMA_Win win, const void *base);
 NARMA_API int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group);
 NARMA_API int NARMA_Win_set_name(NARMA_Win win, const char *win_name);
+/** As MPI-4.1 names MPI_WIN_NULL, NARMA_Win_get_name(NARMA_WIN_NULL, ...) succeeds with the
+ *  name of narma's constant, "NARMA_WIN_NULL". */
 NARMA_API int NARMA_Win_get_name(NARMA_Win win, char *win_name, int *resultlen);
 NARMA_API int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
                                       MPI_Win_delete_attr_function *win_delete_attr_fn,

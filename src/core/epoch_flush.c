@@ -6,6 +6,7 @@
  * their own epochs (the paper's Listing 1 flushes with no epoch open).
  */
 #include "core/epoch.h"
+#include "core/rma.h"
 
 /* Complete once no operation to the flush's target (or to any, for the _all
  * forms) made before it is still recorded: operations to other targets may
@@ -43,6 +44,7 @@ static int iflush_common(NARMA_Win w, int rank, int local, NARMA_Request *reques
 
 int NARMA_Win_iflush(int rank, NARMA_Win w, NARMA_Request *request)
 {
+    if (request && rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
     if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return iflush_common(w, rank, 0, request);
 }
@@ -52,6 +54,7 @@ int NARMA_Win_iflush_all(NARMA_Win w, NARMA_Request *request)
 }
 int NARMA_Win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
 {
+    if (request && rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
     if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return iflush_common(w, rank, 1, request);
 }
@@ -76,12 +79,14 @@ static int flush_blocking(NARMA_Win w, int rank, int local)
 
 int NARMA_Win_flush(int rank, NARMA_Win w)
 {
+    if (rank == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
     if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return flush_blocking(w, rank, 0);
 }
 int NARMA_Win_flush_all(NARMA_Win w) { return flush_blocking(w, -1, 0); }
 int NARMA_Win_flush_local(int rank, NARMA_Win w)
 {
+    if (rank == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
     if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return flush_blocking(w, rank, 1);
 }

@@ -27,6 +27,7 @@
  * lock_all takes each target's shared lock at the first access to that target.
  */
 #include "core/epoch.h"
+#include "core/rma.h"
 #include <stdlib.h>
 
 #define LOCK_WAIT_ONE    (UINT64_C(1) << 32)
@@ -142,6 +143,7 @@ static int check_rank(struct narmai_win *w, int rank)
 
 static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
+    if (rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         return NARMAI_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
@@ -165,6 +167,7 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
 
 static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
 {
+    if (rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
     if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     int rc = check_rank(w, rank);
     if (rc) return rc;
@@ -215,7 +218,7 @@ static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
 int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
 {
     int rc = ilock_impl(lock_type, rank, assert, w, NULL);
-    if (rc) return rc;
+    if (rc || rank == MPI_PROC_NULL) return rc;
     struct narmai_epoch *e = w->lock_ep[rank];
     narmai_waiter wt = {0};
     while (!narmai_epoch_target_ready(w, e, rank)) {

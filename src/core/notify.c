@@ -13,6 +13,7 @@ static inline int check_tag(int tag)
 int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                      int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
@@ -23,6 +24,7 @@ int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int targ
 int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                      int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
@@ -35,6 +37,7 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
                             int tag)
 {
     if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
     int flags = NARMAI_CHK_NO_EPOCH | (op == MPI_NO_OP ? NARMAI_CHK_NO_ORIGIN : 0);
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, flags);

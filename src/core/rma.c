@@ -25,9 +25,10 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     if (rc) return rc;
     if (!(flags & NARMAI_CHK_NO_ORIGIN)) {
         if ((rc = check_side(ocount, otype, &od, "origin"))) return rc;
-        /* Type signatures: both built from one basic type -> the same one. */
+        /* Type signatures: both built from one basic type -> the same one. An
+         * empty transfer matches any signature (MPI), so compare only with bytes. */
         if (od->basic != MPI_DATATYPE_NULL && td->basic != MPI_DATATYPE_NULL &&
-            od->basic != td->basic && ocount > 0)
+            od->basic != td->basic && (MPI_Aint)ocount * od->size > 0)
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target basic datatypes differ");
         if ((MPI_Aint)ocount * od->size != (MPI_Aint)tcount * td->size)
             return NARMAI_ERR(NARMA_ERR_TYPE, "origin carries %ld bytes, target %ld",
@@ -39,6 +40,28 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     MPI_Aint lo, hi;
     narmau_dtype_span(td, tcount, &lo, &hi);
     return narmat_check_bounds(w, target, disp, lo, hi);
+}
+
+int narmai_proc_null(struct narmai_win *w, NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMA_SUCCESS;
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    r->state = NARMAI_REQ_COMPLETE;
+    r->st_src = MPI_PROC_NULL;
+    r->st_tag = MPI_ANY_TAG;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
+/* A transfer of no bytes (zero count or a zero-size type) has no effect and
+ * matches any signature (MPI); it never reaches the transport, since some MPI
+ * libraries refuse zero-count calls whose datatypes differ (Open MPI). */
+static int no_bytes(int tcount, MPI_Datatype ttype)
+{
+    const narmau_dtype *td;
+    return tcount == 0 || (narmau_dtype_get(ttype, &td) == NARMA_SUCCESS && td->size == 0);
 }
 
 /* Submit an RMA call to its epoch; R* forms get a request that completes when
@@ -65,10 +88,12 @@ static int submit(struct narmai_win *w, struct narmai_op *op, NARMA_Request *req
 static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                   int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, request);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
 #endif
+    if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
     struct narmai_op op = {.kind = NARMAI_OP_PUT,
                            .target = target,
                            .disp = disp,
@@ -84,10 +109,12 @@ static int do_put(const void *oaddr, int ocount, MPI_Datatype otype, int target,
 static int do_get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                   int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, request);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, 0);
     if (rc) return rc;
 #endif
+    if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
     struct narmai_op op = {.kind = NARMAI_OP_GET,
                            .target = target,
                            .disp = disp,
@@ -117,6 +144,7 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
                   MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                   MPI_Op op, NARMA_Win w, NARMA_Request *request)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, request);
 #if NARMA_ARG_CHECKS
     /* With NO_OP the origin buffer is ignored (MPI). */
     int flags = op == MPI_NO_OP ? NARMAI_CHK_NO_ORIGIN : 0;
@@ -131,6 +159,7 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
             return NARMAI_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
     }
 #endif
+    if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
     /* NO_OP ignores the origin: do not hold on to its (possibly NULL) datatype. */
     struct narmai_op rec = {.kind = NARMAI_OP_ACC,
                             .target = target,
@@ -191,11 +220,24 @@ int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int tar
                   w, request);
 }
 
+/* A NULL result buffer is refused only when the result carries bytes; an
+ * empty result (zero count or a zero-size type) is no result at all. */
+static int null_result(const void *raddr, int rcount, MPI_Datatype rtype)
+{
+    if (raddr != NULL || rcount <= 0) return NARMA_SUCCESS;
+    const narmau_dtype *rd;
+    if (rtype != MPI_DATATYPE_NULL && narmau_dtype_get(rtype, &rd) == NARMA_SUCCESS &&
+        rd->size == 0)
+        return NARMA_SUCCESS;
+    return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+}
+
 int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
                          MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
-    if (raddr == NULL && rcount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    int rc = null_result(raddr, rcount, rtype);
+    if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
                   NULL);
 }
@@ -205,7 +247,8 @@ int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, voi
                           MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    if (raddr == NULL && rcount > 0) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    int rc = null_result(raddr, rcount, rtype);
+    if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
                   request);
 }
@@ -226,6 +269,7 @@ int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int ta
 int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
                            int target, MPI_Aint disp, NARMA_Win w)
 {
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, 1, type, 1, type, 0);
     if (rc) return rc;

@@ -9,4 +9,9 @@
 int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount,
                      MPI_Datatype otype, int tcount, MPI_Datatype ttype, int flags);
 int narmai_acc_check(MPI_Op op, MPI_Datatype ttype);
+
+/* MPI_PROC_NULL as the target (or lock/flush rank), or a transfer of no bytes:
+ * the call succeeds and does nothing (MPI); a request form gets a request that
+ * is already complete. */
+int narmai_proc_null(struct narmai_win *w, NARMA_Request *request);
 #endif

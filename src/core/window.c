@@ -2,6 +2,7 @@
 #include "core/narmai.h"
 #include "core/epoch.h"
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static void win_release(struct narmai_win *w)
@@ -240,10 +241,16 @@ int NARMA_Win_set_name(NARMA_Win win, const char *name)
     return NARMA_SUCCESS;
 }
 
+/* MPI-4.1: the name of the null handle is the name of its constant, so
+ * NARMA_WIN_NULL is called "NARMA_WIN_NULL" (narma's constant, not MPI's). */
 int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     if (name == NULL || resultlen == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (win == NARMA_WIN_NULL) {
+        *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "NARMA_WIN_NULL");
+        return NARMA_SUCCESS;
+    }
+    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
     NARMAI_MPI(MPI_Win_get_name(win->attr_win, name, resultlen));
     return NARMA_SUCCESS;
 }

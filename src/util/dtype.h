@@ -28,7 +28,9 @@ typedef struct {
 typedef struct narmau_dtype {
     MPI_Datatype basic;  /* the single predefined element type the type is built from,
                             or MPI_DATATYPE_NULL if mixed */
-    int basic_size;      /* bytes of one basic element (0 if mixed) */
+    int basic_size;      /* data bytes of one basic element (0 if mixed); an array of
+                            them strides by the basic type's extent, which is larger
+                            for padded pairs (MPI_DOUBLE_INT: size 12, extent 16) */
     MPI_Aint size;       /* MPI_Type_size of one instance */
     MPI_Aint lb, extent; /* MPI_Type_get_extent */
     MPI_Aint true_lb, true_extent;

@@ -109,7 +109,7 @@ static void argument_errors(void)
 
     test_phase("rank outside the group: NARMA_ERR_RANK");
     CHECK_ERR(NARMA_Put(v, 1, MPI_INT, size, 0, 1, MPI_INT, win), NARMA_ERR_RANK);
-    CHECK_ERR(NARMA_Put(v, 1, MPI_INT, -1, 0, 1, MPI_INT, win), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Put(v, 1, MPI_INT, -7, 0, 1, MPI_INT, win), NARMA_ERR_RANK);
     CHECK_ERR(NARMA_Get(g, 1, MPI_INT, size + 3, 0, 1, MPI_INT, win), NARMA_ERR_RANK);
     CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, size, 0, 1, MPI_INT, win, 1), NARMA_ERR_RANK);
     CHECK_ERR(NARMA_Compare_and_swap(v, g, g + 1, MPI_INT, size, 0, win), NARMA_ERR_RANK);
@@ -169,7 +169,7 @@ static void argument_errors(void)
 
     test_phase("argument errors outside any epoch (notified accesses)");
     CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, WN, 1, MPI_INT, win, 2), NARMA_ERR_DISP);
-    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, -2, 0, 1, MPI_INT, win, 2), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, -7, 0, 1, MPI_INT, win, 2), NARMA_ERR_RANK);
     CHECK_ERR(NARMA_Put_notify(v, 1, MPI_INT, right, 0, 1, MPI_INT, win, -7), NARMA_ERR_TAG);
     still_usable("notified-access argument errors");
 }

@@ -82,10 +82,10 @@ int main(int argc, char **argv)
 
     test_phase("ranks outside the window: NARMA_ERR_RANK");
     CHECK_ERR(NARMA_Win_ilock(NARMA_LOCK_SHARED, size, 0, win, &r), NARMA_ERR_RANK);
-    CHECK_ERR(NARMA_Win_ilock(NARMA_LOCK_SHARED, -1, 0, win, &r), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Win_ilock(NARMA_LOCK_SHARED, -7, 0, win, &r), NARMA_ERR_RANK);
     CHECK_ERR(NARMA_Win_iunlock(size, win, &r), NARMA_ERR_RANK);
     CHECK_ERR(NARMA_Win_iflush(size, win, &r), NARMA_ERR_RANK);
-    CHECK_ERR(NARMA_Win_iflush_local(-1, win, &r), NARMA_ERR_RANK);
+    CHECK_ERR(NARMA_Win_iflush_local(-7, win, &r), NARMA_ERR_RANK);
     {
         /* A window on half of the ranks; the group names a rank of the other half. */
         MPI_Comm half;

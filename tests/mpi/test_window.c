@@ -1,9 +1,10 @@
 /* narma-test: np=2,3,4 transports=shm,mpi timeout=60 */
 /*
  * Windows: creation flavours, predefined attributes, user attributes with
- * delete callbacks, names, groups, and that narma works after a plain
- * MPI_Init (NARMA_Init is optional; NARMA_Finalize does not finalise MPI
- * when narma did not initialise it).
+ * delete callbacks, names (NARMA_WIN_NULL's too, as MPI-4.1 names
+ * MPI_WIN_NULL), groups, and that narma works after a plain MPI_Init
+ * (NARMA_Init is optional; NARMA_Finalize does not finalise MPI when narma
+ * did not initialise it).
  */
 #include "common.h"
 
@@ -226,6 +227,11 @@ int main(int argc, char **argv)
         CHECK_RC(NARMA_Win_get_name(win, name, &len));
         CHECK(strcmp(name, "renamed") == 0 && len == 7, "name '%s' (len %d)", name, len);
         CHECK_RC(NARMA_Win_free(&win));
+        /* MPI-4.1: the null handle's name is the name of its constant. */
+        CHECK_RC(NARMA_Win_get_name(NARMA_WIN_NULL, name, &len));
+        CHECK(strcmp(name, "NARMA_WIN_NULL") == 0 && len == 14, "null name '%s' (len %d)", name,
+              len);
+        CHECK_ERR(NARMA_Win_get_name(NARMA_WIN_NULL, NULL, &len), NARMA_ERR_ARG);
     }
 
     test_phase("user attributes: set/get/overwrite/delete/free and delete callbacks");

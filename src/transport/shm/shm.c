@@ -285,8 +285,11 @@ static int shm_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype o
     return narmau_dtype_copy(oaddr, ocount, otype, taddr(w, target, disp), tcount, ttype);
 }
 
-/* Accumulate family: origin (and result) staged as contiguous arrays of the
- * target's basic element type, then applied element-wise atomically. */
+/* Accumulate family: origin (and result) staged as arrays of the target's
+ * basic element type, then applied element-wise atomically. The arrays are
+ * laid out as MPI lays out count elements of that type: element i at
+ * i * extent, so pair types with padding (MPI_DOUBLE_INT: 12 data bytes,
+ * extent 16) need n * extent bytes, not n * size. */
 static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
@@ -299,7 +302,9 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
         return NARMAI_ERR(NARMA_ERR_TYPE, "accumulate target type mixes basic types");
     MPI_Aint n = td->basic_size ? (MPI_Aint)tcount * td->size / td->basic_size : 0;
     if (n == 0) return NARMA_SUCCESS;
-    size_t bytes = (size_t)n * (size_t)td->basic_size;
+    const narmau_dtype *bd;
+    if ((rc = narmau_dtype_get(td->basic, &bd))) return rc;
+    size_t bytes = (size_t)n * (size_t)bd->extent;
     const void *origin = NULL;
     void *result = NULL, *otmp = NULL, *rtmp = NULL;
     if (op != MPI_NO_OP) {
