@@ -107,9 +107,10 @@ int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock
 void narmai_lock_abandon(struct narmai_win *w, int rank, struct narmai_lock_state *lk)
 {
     if (!lk->waiting) return;
-    /* Best effort (the word may be unreachable): give up the writer's place. */
+    /* Give up the writer's place: retry until the CAS succeeds (the word changes only by
+     * other lockers' counts) or the word is unreachable (then nothing more can be done). */
     uint64_t guess = LOCK_WAIT_ONE, old;
-    for (int i = 0; i < NARMAI_LOCK_CAS_TRIES; i++) {
+    for (;;) {
         if (lock_cas(w, rank, guess, guess - LOCK_WAIT_ONE, &old)) break;
         if (old == guess) break;
         guess = old;
