@@ -61,7 +61,7 @@ static const struct {
     {"NARMA_FENCE_FLAT_MAX", "16",
      "windows up to this size fence in one step, larger ones by dissemination"},
     {"NARMA_TEST_FAIL_ALLOC", "unset",
-     "test hook: RANK[:STAGE] fails shm window creation on that rank as if out of memory"},
+     "test hook: RANK[:STAGE] fails window creation on that rank as if out of memory"},
     {"NARMA_TEST_FAIL_REPLAY", "unset",
      "test hook: N fails the Nth operation replayed from a deferred epoch (per window)"},
     {"NARMA_TEST_FAIL_LOCK", "unset",

@@ -239,20 +239,47 @@ static unsigned narmat_mpi_env_regions(void)
         }                                          \
     } while (0)
 
+/* Window creation is collective: a rank whose local step failed must not leave the others in a
+ * collective it skips. Every rank contributes its status; all fail if any did (the failed rank
+ * with its own class, the others with the worst class seen). */
+/* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE] (as on shm): creation fails on that rank as if out
+ * of memory at stage 1 (its transport state) or 2 (a dynamic window's region tables). */
+static int narmat_mpi_test_fail(const struct narmai_win *w, int stage)
+{
+    const char *v = getenv("NARMA_TEST_FAIL_ALLOC");
+    if (v == NULL || *v == '\0') return 0;
+    char *end;
+    long r = strtol(v, &end, 10), at = 1;
+    if (*end == ':') at = strtol(end + 1, &end, 10);
+    return *end == '\0' && r == w->rank && at == stage;
+}
+
+static int narmat_mpi_agree(struct narmai_win *w, int mine)
+{
+    int worst = mine;
+    int mrc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm);
+    if (mrc != MPI_SUCCESS) return mine ? mine : narmai_mpi_error(mrc);
+    if (worst == NARMA_SUCCESS || mine != NARMA_SUCCESS) return mine;
+    return NARMAI_ERR(worst, "another rank could not create its part of the window");
+}
+
 static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     int rc = NARMA_SUCCESS, flag;
     MPI_Info cinfo = MPI_INFO_NULL;
-    struct narmat_mpi *t = calloc(1, sizeof(*t));
-    if (t == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
-    t->data = t->ctl = MPI_WIN_NULL;
     size_t p = (size_t)w->size;
-    t->sizes = malloc(p * sizeof(*t->sizes));
-    t->units = malloc(p * sizeof(*t->units));
-    t->dirty = calloc(p, 1);
-    if (!t->sizes || !t->units || !t->dirty) {
+    struct narmat_mpi *t = calloc(1, sizeof(*t));
+    if (t != NULL) {
+        t->data = t->ctl = MPI_WIN_NULL;
+        t->sizes = malloc(p * sizeof(*t->sizes));
+        t->units = malloc(p * sizeof(*t->units));
+        t->dirty = calloc(p, 1);
+    }
+    if (t == NULL || !t->sizes || !t->units || !t->dirty || narmat_mpi_test_fail(w, 1))
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
-        goto fail;
+    if ((rc = narmat_mpi_agree(w, rc))) {
+        narmat_mpi_release(t);
+        return rc;
     }
 
     /* Data window. Allocations are padded to whole cache lines (Debian's
@@ -307,10 +334,10 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->regions = malloc((size_t)t->dyn_cap * sizeof(*t->regions));
         t->dscratch = malloc((1 + 2 * (size_t)t->dyn_cap) * sizeof(MPI_Aint));
         t->dcache = calloc(p, sizeof(*t->dcache));
-        if (!t->regions || !t->dscratch || !t->dcache) {
+        if (!t->regions || !t->dscratch || !t->dcache || narmat_mpi_test_fail(w, 2))
             rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window tables");
-            goto fail;
-        }
+        /* Every rank holds the data window here: all free it together on failure. */
+        if ((rc = narmat_mpi_agree(w, rc))) goto fail;
         t->off_dyn = t->ctl_bytes;
         t->off_subs = t->off_dyn + 2 * NARMAT_MPI_LINE;
         t->off_tab = t->off_subs + pad_line(((MPI_Aint)w->size + 63) / 64 * 8);
