@@ -2,6 +2,7 @@
 #include "transport/transport.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size)
 {
@@ -47,4 +48,14 @@ int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
     NARMAI_MPI(MPI_Allreduce(&mine, &all_local, 1, MPI_INT, MPI_LAND, comm));
     if (all_local) *ops = &narmat_shm_ops;
     return narmat_ops_check(*ops);
+}
+
+int narmat_test_fail_alloc(int rank, int stage)
+{
+    const char *v = getenv("NARMA_TEST_FAIL_ALLOC");
+    if (v == NULL || *v == '\0') return 0;
+    char *end;
+    long r = strtol(v, &end, 10), at = 1;
+    if (*end == ':') at = strtol(end + 1, &end, 10);
+    return *end == '\0' && r == rank && at == stage;
 }

@@ -111,6 +111,11 @@ int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops);
  * NARMA_ERR_INTERN with a message naming the transport and both sizes. */
 int narmat_ops_check(const struct narmat_ops *ops);
 
+/* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE] (STAGE defaults to 1): 1 when this window rank
+ * should fail window creation at this stage as if out of memory. Each transport numbers its
+ * own stages (shm.c, mpi.c); tests use it to show that every rank fails together. */
+int narmat_test_fail_alloc(int rank, int stage);
+
 /* "Not supported" stubs for unused entries. */
 int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size);
 int narmat_enosys_detach(struct narmai_win *w, const void *base);

@@ -242,17 +242,6 @@ static unsigned narmat_mpi_env_regions(void)
 /* Window creation is collective: a rank whose local step failed must not leave the others in a
  * collective it skips. Every rank contributes its status; all fail if any did (the failed rank
  * with its own class, the others with the worst class seen). */
-/* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE] (as on shm): creation fails on that rank as if out
- * of memory at stage 1 (its transport state) or 2 (a dynamic window's region tables). */
-static int narmat_mpi_test_fail(const struct narmai_win *w, int stage)
-{
-    const char *v = getenv("NARMA_TEST_FAIL_ALLOC");
-    if (v == NULL || *v == '\0') return 0;
-    char *end;
-    long r = strtol(v, &end, 10), at = 1;
-    if (*end == ':') at = strtol(end + 1, &end, 10);
-    return *end == '\0' && r == w->rank && at == stage;
-}
 
 static int narmat_mpi_agree(struct narmai_win *w, int mine)
 {
@@ -268,6 +257,7 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     int rc = NARMA_SUCCESS, flag;
     MPI_Info cinfo = MPI_INFO_NULL;
     size_t p = (size_t)w->size;
+    /* NARMA_TEST_FAIL_ALLOC stages here: 1 transport state, 2 a dynamic window's tables. */
     struct narmat_mpi *t = calloc(1, sizeof(*t));
     if (t != NULL) {
         t->data = t->ctl = MPI_WIN_NULL;
@@ -275,7 +265,7 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->units = malloc(p * sizeof(*t->units));
         t->dirty = calloc(p, 1);
     }
-    if (t == NULL || !t->sizes || !t->units || !t->dirty || narmat_mpi_test_fail(w, 1))
+    if (t == NULL || !t->sizes || !t->units || !t->dirty || narmat_test_fail_alloc(w->rank, 1))
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
         narmat_mpi_release(t);
@@ -334,7 +324,7 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->regions = malloc((size_t)t->dyn_cap * sizeof(*t->regions));
         t->dscratch = malloc((1 + 2 * (size_t)t->dyn_cap) * sizeof(MPI_Aint));
         t->dcache = calloc(p, sizeof(*t->dcache));
-        if (!t->regions || !t->dscratch || !t->dcache || narmat_mpi_test_fail(w, 2))
+        if (!t->regions || !t->dscratch || !t->dcache || narmat_test_fail_alloc(w->rank, 2))
             rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window tables");
         /* Every rank holds the data window here: all free it together on failure. */
         if ((rc = narmat_mpi_agree(w, rc))) goto fail;

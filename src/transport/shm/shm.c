@@ -92,12 +92,7 @@ static void shm_state_free(struct shm_state *s)
  * that tests can show every rank returns an error and none hangs. */
 static int shm_test_fail(const struct narmai_win *w, int stage)
 {
-    const char *v = getenv("NARMA_TEST_FAIL_ALLOC");
-    if (v == NULL || *v == '\0') return 0;
-    char *end;
-    long r = strtol(v, &end, 10), at = 1;
-    if (*end == ':') at = strtol(end + 1, &end, 10);
-    return *end == '\0' && r == w->rank && at == stage;
+    return narmat_test_fail_alloc(w->rank, stage);
 }
 
 /* Window creation is collective and a rank that fails must not leave the
