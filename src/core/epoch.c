@@ -108,7 +108,9 @@ static void activate(struct narmai_win *w, struct narmai_epoch *e)
     case NARMAI_EP_EXPOSURE:
         /* The grant releases our earlier stores to the window (ctl_add is a
          * release). Every member gets its grant even if one fails, so only the
-         * failed origin is left waiting. */
+         * failed origin is left waiting; the epoch still waits for the members
+         * that were granted (they may be writing into the window), but not for
+         * the failed one (ids 0: it may never have learnt of the epoch). */
         for (int i = 0; i < e->n; i++) {
             int r = e->ranks[i];
             e->ids[i] = ++w->e_open[r];
@@ -116,6 +118,7 @@ static void activate(struct narmai_win *w, struct narmai_epoch *e)
             if (rc) {
                 narmai_epoch_error(e, rc);
                 e->failed = 1;
+                e->ids[i] = 0;
             }
         }
         break;
@@ -411,7 +414,6 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
             narmai_epoch_error(e, narmat_ctl_add(w, e->ranks[i], NARMAT_CTL_DONE, w->rank, 1));
         return 1;
     case NARMAI_EP_EXPOSURE:
-        if (e->failed) return 1;
         for (int i = 0; i < e->n; i++)
             if (narmat_ctl_load(w, NARMAT_CTL_DONE, e->ranks[i]) < e->ids[i]) return 0;
         return 1;

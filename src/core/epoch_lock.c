@@ -12,10 +12,17 @@
  *   exclusive  CAS 0 -> EXCL at once; otherwise register once (WAIT + 1) and
  *              later take it with WAIT - 1 + EXCL when SHARED and EXCL are 0;
  *   shared     CAS n -> n + 1 while EXCL = 0 and WAIT = 0, so a stream of
- *              shared lockers drains and the waiting writer gets in; a process
- *              that already holds a lock on the window ignores WAIT (it waits
- *              for nothing it holds, so preference cannot close a cycle such as
- *              two lock_all epochs touching two targets in opposite orders);
+ *              shared lockers drains and the waiting writer gets in. A process
+ *              that already holds a lock (on any window) defers to WAIT for at
+ *              most NARMA_LOCK_PREFERENCE_MS (100 ms) and then ignores it:
+ *              preference could otherwise close a cycle that MPI's own locks
+ *              do not have (two lock_all epochs touching two targets in
+ *              opposite orders while writers wait on both; a holder of an
+ *              exclusive lock that a shared holder of the target waits for).
+ *              The bound only delays such programs; a writer still gets in as
+ *              soon as the shared epochs in front of it are shorter than it
+ *              (lock_all takes its targets one at a time, so its epochs
+ *              usually hold a lock when they reach the next target);
  *   release    the reverse CAS (EXCL -> 0 or n -> n - 1, WAIT kept).
  * Attempts never block: a lock epoch that cannot take its lock yet stays
  * active with its operations recorded, and progress retries with bounded
@@ -29,6 +36,7 @@
 #include "core/epoch.h"
 #include "core/rma.h"
 #include <stdlib.h>
+#include <time.h>
 
 #define LOCK_WAIT_ONE    (UINT64_C(1) << 32)
 #define LOCK_WAIT_MASK   (NARMAT_LOCK_EXCL - LOCK_WAIT_ONE)
@@ -67,15 +75,43 @@ static int excl_try(struct narmai_win *w, int rank, struct narmai_lock_state *lk
     return 0;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* May this shared attempt ignore a waiting writer? Only a process that holds a
+ * lock, and only once it has deferred for the preference bound. */
+static int shared_bypass(struct narmai_lock_state *lk)
+{
+    if (narmai_g.nlocks_held == 0) return 0;
+    uint64_t t = now_ns();
+    if (lk->pref_t0 == 0) {
+        lk->pref_t0 = t;
+        return narmai_g.lock_pref_ns == 0;
+    }
+    return t - lk->pref_t0 >= narmai_g.lock_pref_ns;
+}
+
 /* Shared: 1 if taken. */
-static int shared_try(struct narmai_win *w, int rank, int *rc)
+static int shared_try(struct narmai_win *w, int rank, struct narmai_lock_state *lk, int *rc)
 {
     uint64_t guess = 0, old;
-    int bypass = w->nlocks_held > 0;
+    int bypass = -1; /* not asked yet */
     for (int i = 0; i < NARMAI_LOCK_CAS_TRIES; i++) {
-        if ((guess & NARMAT_LOCK_EXCL) || ((guess & LOCK_WAIT_MASK) && !bypass)) return 0;
+        if (guess & NARMAT_LOCK_EXCL) return 0;
+        if (guess & LOCK_WAIT_MASK) {
+            if (bypass < 0) bypass = shared_bypass(lk);
+            if (!bypass) return 0;
+        }
         if ((*rc = lock_cas(w, rank, guess, guess + 1, &old))) return 0;
-        if (old == guess) return 1;
+        if (old == guess) {
+            lk->pref_t0 = 0;
+            return 1;
+        }
+        if (!(old & LOCK_WAIT_MASK)) lk->pref_t0 = 0; /* that writer is gone: a new deferral */
         guess = old;
     }
     return 0;
@@ -92,9 +128,10 @@ int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock
         *rc = NARMAI_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_LOCK)");
         return 0;
     }
-    int got = type == MPI_LOCK_EXCLUSIVE ? excl_try(w, rank, lk, rc) : shared_try(w, rank, rc);
+    int got =
+        type == MPI_LOCK_EXCLUSIVE ? excl_try(w, rank, lk, rc) : shared_try(w, rank, lk, rc);
     if (got) {
-        w->nlocks_held++;
+        narmai_g.nlocks_held++;
         lk->backoff = 0;
     } else if (*rc == NARMA_SUCCESS) {
         lk->backoff = lk->backoff == 0 ? 1 : (uint8_t)(lk->backoff * 2);
@@ -124,7 +161,7 @@ int narmai_lock_release(struct narmai_win *w, int rank, int type)
      * other rank for good. */
     int rc = narmat_flush(w, rank);
     if (type < 0) return rc;
-    w->nlocks_held--;
+    narmai_g.nlocks_held--;
     uint64_t guess = type == MPI_LOCK_EXCLUSIVE ? NARMAT_LOCK_EXCL : 1, old;
     for (;;) { /* the word changes under us only by WAIT and SHARED counts */
         uint64_t want = type == MPI_LOCK_EXCLUSIVE ? guess & ~NARMAT_LOCK_EXCL : guess - 1;

@@ -50,6 +50,9 @@ int narmai_lazy_init(void)
     /* NARMA_FENCE_FLAT_MAX: windows up to this many ranks fence with a one-step barrier
      * (P^2 counter updates), larger ones with a dissemination barrier. */
     narmai_g.fence_flat_max = narmai_env_u32("NARMA_FENCE_FLAT_MAX", 16);
+    /* NARMA_LOCK_PREFERENCE_MS: how long a shared locker that already holds a lock defers to
+     * a waiting exclusive locker (epoch_lock.c). */
+    narmai_g.lock_pref_ns = UINT64_C(1000000) * narmai_env_u32("NARMA_LOCK_PREFERENCE_MS", 100);
     narmau_dlist_init(&narmai_g.windows);
     narmai_g.initialized = 1;
     return NARMA_SUCCESS;

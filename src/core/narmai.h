@@ -30,6 +30,8 @@ struct narmai_global {
     uint32_t ring_slots;     /* notification ring capacity per target */
     uint32_t spin_count;     /* polls before a wait starts yielding */
     uint32_t fence_flat_max; /* largest window whose fence barrier is one step */
+    uint64_t lock_pref_ns;   /* longest a lock holder defers to a waiting writer */
+    int nlocks_held;         /* passive-target locks held, every window (epoch_lock.c) */
     narmau_dlist windows;    /* every live window (progress visits them in creation order) */
     int nwindows;
 };
@@ -164,7 +166,6 @@ struct narmai_win {
     uint64_t fence_count;      /* fences called so far (barrier numbers) */
     int reorder;               /* NARMAI_AAAR | ... from the window's info */
     uint32_t fence_flat_max;   /* at creation, agreed by every rank of the window */
-    int nlocks_held;           /* passive-target locks this process holds (epoch_lock.c) */
     uint32_t test_fail_replay; /* test-only fault injection (epoch.c) */
     uint32_t test_fail_lock;   /* test-only fault injection (epoch.c) */
     uint64_t op_seq;           /* RMA calls submitted so far */

@@ -19,7 +19,7 @@
  *     dynamic windows only (see "Attached regions" below):
  *     2 lines  {table version (seqlock)}, {invalidation counter}
  *              subscriber bitmap: one bit per rank (padded to whole lines)
- *              table: {count, base0, end0, base1, end1, ...} (MPI_Aint)
+ *     1 line   {address of the published table, count} (MPI_Aint)
  *
  * Data operations are plain MPI RMA on the data window; a per-target "dirty"
  * flag remembers whether anything was issued since the last flush, so control
@@ -82,29 +82,36 @@
  * when MPI reports the separate model, followed by MPI_Win_sync(data) so that
  * the data the updater released is visible to this process's loads.
  *
- * Attached regions (dynamic windows): each rank publishes its table in ctl,
- * rewritten with MPI atomics on self under a seqlock (version odd, table,
- * version even). An origin checks an access against its cached copy of the
- * target's table, used while the origin's own invalidation counter is
- * unchanged; on a miss it refetches (version, table, version: three round
- * trips) and refuses with NARMA_ERR_DISP if the access still lies outside
+ * Attached regions (dynamic windows): each rank publishes its table of
+ * {base, end} pairs in memory attached to the data window itself, and the
+ * table's address and count in ctl, rewritten with MPI atomics on self under
+ * a seqlock (version odd, table and {address, count}, version even). The
+ * table has no fixed size: when it fills, a table of twice the capacity is
+ * attached beside it (NARMA_DYNAMIC_REGIONS is the first capacity); old
+ * tables stay attached until Win_free, so a reader holding an old address
+ * still reads valid memory and then sees the version change. An origin
+ * checks an access against its cached copy of the target's table, used while
+ * the origin's own invalidation counter is unchanged; on a miss it refetches
+ * (version, {address, count}, table, version: four round trips) and refuses with NARMA_ERR_DISP if the access still lies outside
  * every region. Its first fetch sets its bit in the target's subscriber
  * bitmap; a detach bumps every subscriber's invalidation counter (flushed)
  * before MPI_Win_detach, so a peer access ordered after the detach refetches.
  */
 #include "transport/transport.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION  1
+#define NARMAT_MPI_LAYOUT_VERSION  2
 #define NARMAT_MPI_LINE            64
 #define NARMAT_MPI_REC_WORDS       5
 #define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
 #define NARMAT_MPI_MAX_REGIONS     (1 << 20)
+#define NARMAT_MPI_MAX_TABLES      40 /* published tables: capacity doubles each time */
 
 /* One ring slot: a cache line. Only the first NARMAT_MPI_REC_WORDS words are used. */
 struct narmat_mpi_rec {
@@ -123,8 +130,8 @@ enum {
 };
 _Static_assert(NARMAT_MPI_OFF_GRANT % NARMAT_MPI_LINE == 0, "grant[] starts on a cache line");
 
-/* An attached region of a dynamic window: addresses [base, end). Published in
- * the owner's ctl window as two uint64 words. */
+/* An attached region of a dynamic window: addresses [base, end). Published as
+ * two MPI_Aint in the owner's table (see "Attached regions" below). */
 struct narmat_mpi_region {
     MPI_Aint base, end;
 };
@@ -132,10 +139,11 @@ struct narmat_mpi_region {
 /* An origin's copy of one target's table of attached regions (dynamic windows,
  * created on the first access to that target). */
 struct narmat_mpi_dyncache {
-    uint64_t inval;               /* our invalidation counter when the copy was fetched */
-    int n;                        /* regions in r[] */
-    int subscribed;               /* our bit is set in the target's subscriber map */
-    struct narmat_mpi_region r[]; /* capacity dyn_cap */
+    uint64_t inval;              /* our invalidation counter when the copy was fetched */
+    int n, cap;                  /* regions in r[], its capacity */
+    int subscribed;              /* our bit is set in the target's subscriber map */
+    int last;                    /* index of the last region that held an access */
+    struct narmat_mpi_region *r; /* the copy */
 };
 
 struct narmat_mpi {
@@ -153,14 +161,15 @@ struct narmat_mpi {
     uint8_t *dirty;  /* per target: data operations issued since the last flush */
     int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
     int locked;      /* both windows are in their lock_all epoch */
-    /* Dynamic windows (see "Attached regions" above). */
+    /* Dynamic windows (see "Attached regions" below). */
     struct narmat_mpi_region *regions; /* this rank's attached memory, dyn_cap entries */
     int nregions, dyn_cap;
+    struct narmat_mpi_region *tabs[NARMAT_MPI_MAX_TABLES]; /* published tables, newest last */
+    int ntabs;
     uint64_t dyn_version;                /* owner: seqlock word last published (even) */
-    MPI_Aint off_dyn, off_subs, off_tab; /* ctl: {version}, {inval} lines; bitmap; table */
+    MPI_Aint off_dyn, off_subs, off_tab; /* ctl: {version}, {inval} lines; bitmap; {addr, n} */
     struct narmat_mpi_dyncache **dcache; /* per target, lazily */
     int nranks;                          /* entries of dcache */
-    MPI_Aint *dscratch;                  /* {count, regions}: published or being read */
 };
 
 static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
@@ -206,15 +215,20 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->units);
     free(t->dirty);
     free(t->regions);
+    for (int i = 0; i < t->ntabs; i++)
+        free(t->tabs[i]);
     if (t->dcache)
         for (int i = 0; i < t->nranks; i++)
-            free(t->dcache[i]);
+            if (t->dcache[i]) {
+                free(t->dcache[i]->r);
+                free(t->dcache[i]);
+            }
     free(t->dcache);
-    free(t->dscratch);
     free(t);
 }
 
-/* NARMA_DYNAMIC_REGIONS: regions each rank may attach to one dynamic window. */
+/* NARMA_DYNAMIC_REGIONS: initial capacity of a rank's table of attached regions
+ * (it doubles whenever it fills). */
 static unsigned narmat_mpi_env_regions(void)
 {
     const char *v = getenv("NARMA_DYNAMIC_REGIONS");
@@ -254,7 +268,7 @@ static int narmat_mpi_agree(struct narmai_win *w, int mine)
 
 static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
-    int rc = NARMA_SUCCESS, flag;
+    int rc = NARMA_SUCCESS, flag, mrc0;
     MPI_Info cinfo = MPI_INFO_NULL;
     size_t p = (size_t)w->size;
     /* NARMA_TEST_FAIL_ALLOC stages here: 1 transport state, 2 a dynamic window's tables. */
@@ -316,22 +330,26 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     t->off_ring = t->off_done + pad_line((MPI_Aint)p * 8);
     t->ctl_bytes = t->off_ring + (MPI_Aint)t->slots * NARMAT_MPI_LINE;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        /* Table of attached regions: its capacity is part of the layout. */
-        unsigned cap = narmat_mpi_env_regions(), agreed = 0;
-        NARMAT_MPI_TRY(MPI_Allreduce(&cap, &agreed, 1, MPI_UNSIGNED, MPI_MAX, w->comm));
-        t->dyn_cap = (int)agreed;
+        /* Table of attached regions: this rank's own copy, and the published one, attached
+         * to the data window itself so that it can grow (see "Attached regions"). */
+        t->dyn_cap = (int)narmat_mpi_env_regions();
         t->nranks = w->size;
         t->regions = malloc((size_t)t->dyn_cap * sizeof(*t->regions));
-        t->dscratch = malloc((1 + 2 * (size_t)t->dyn_cap) * sizeof(MPI_Aint));
+        t->tabs[0] = malloc((size_t)t->dyn_cap * sizeof(*t->regions));
         t->dcache = calloc(p, sizeof(*t->dcache));
-        if (!t->regions || !t->dscratch || !t->dcache || narmat_test_fail_alloc(w->rank, 2))
+        if (!t->regions || !t->tabs[0] || !t->dcache || narmat_test_fail_alloc(w->rank, 2))
             rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window tables");
+        else if ((mrc0 = MPI_Win_attach(t->data, t->tabs[0],
+                                        (MPI_Aint)t->dyn_cap * (MPI_Aint)sizeof(*t->regions))))
+            rc = narmai_mpi_error(mrc0);
+        else
+            t->ntabs = 1;
         /* Every rank holds the data window here: all free it together on failure. */
         if ((rc = narmat_mpi_agree(w, rc))) goto fail;
         t->off_dyn = t->ctl_bytes;
         t->off_subs = t->off_dyn + 2 * NARMAT_MPI_LINE;
         t->off_tab = t->off_subs + pad_line(((MPI_Aint)w->size + 63) / 64 * 8);
-        t->ctl_bytes = t->off_tab + pad_line((1 + 2 * (MPI_Aint)t->dyn_cap) * sizeof(MPI_Aint));
+        t->ctl_bytes = t->off_tab + NARMAT_MPI_LINE;
     }
 
     /* Control window. We flush after every update, so MPI need not order
@@ -367,6 +385,11 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     hdr[1] = NARMAT_MPI_LAYOUT_VERSION;
     hdr[2] = NARMAT_MPI_LINE;
     hdr[3] = t->slots;
+    if (t->ntabs) { /* the (empty) table of attached regions: {address, count} */
+        MPI_Aint a;
+        NARMAT_MPI_TRY(MPI_Get_address(t->tabs[0], &a));
+        ctl_word(t, t->off_tab)[0] = (uint64_t)a;
+    }
 
     int mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->data);
     if (mrc == MPI_SUCCESS && (mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->ctl)) != MPI_SUCCESS)
@@ -395,6 +418,10 @@ static int narmat_mpi_win_free(struct narmai_win *w)
     /* Try every step even after a failure, and report the first one. */
     if ((mrc = MPI_Win_unlock_all(t->ctl)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
     if ((mrc = MPI_Win_free(&t->ctl)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
+    /* Every rank is in Win_free (the core agreed first): no one reads our tables any more. */
+    for (int i = 0; i < t->ntabs; i++)
+        if ((mrc = MPI_Win_detach(t->data, t->tabs[i])) != MPI_SUCCESS && !rc)
+            rc = narmai_mpi_error(mrc);
     if ((mrc = MPI_Win_unlock_all(t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
     if ((mrc = MPI_Win_free(&t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
     t->ctl = t->data = MPI_WIN_NULL;
@@ -447,23 +474,31 @@ static int ctl_read(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
     return NARMA_SUCCESS;
 }
 
-/* Write this rank's table to its ctl window under the seqlock: version odd,
- * {count, regions}, version even, each completed by a flush to self, all MPI
- * atomics (so origins' atomic reads never conflict with them, in either
- * memory model). */
+/* Publish this rank's table under the seqlock: version odd; the regions into
+ * the newest published table (attached to the data window) and {its address,
+ * count} into the ctl window; version even; each step completed by a flush to
+ * self. All MPI atomics, so origins' atomic reads never conflict with them in
+ * either memory model. Tables are never moved while the window lives (a grown
+ * table is a new one; the old stays attached), so an origin that read an old
+ * address reads valid memory and then sees the version change. */
 static int dyn_publish(struct narmai_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     uint64_t odd = t->dyn_version + 1, even = t->dyn_version + 2;
-    int n = 1 + 2 * t->nregions, mrc;
-    t->dscratch[0] = t->nregions;
-    memcpy(t->dscratch + 1, t->regions, (size_t)t->nregions * sizeof(*t->regions));
-    mrc = MPI_Accumulate(&odd, 1, MPI_UINT64_T, w->rank, t->off_dyn, 1, MPI_UINT64_T, MPI_REPLACE,
-                         t->ctl);
-    if (mrc == MPI_SUCCESS) mrc = MPI_Win_flush(w->rank, t->ctl);
+    int n = 2 * t->nregions, mrc;
+    MPI_Aint hdr[2] = {0, t->nregions};
+    mrc = MPI_Get_address(t->tabs[t->ntabs - 1], &hdr[0]);
     if (mrc == MPI_SUCCESS)
-        mrc = MPI_Accumulate(t->dscratch, n, MPI_AINT, w->rank, t->off_tab, n, MPI_AINT,
+        mrc = MPI_Accumulate(&odd, 1, MPI_UINT64_T, w->rank, t->off_dyn, 1, MPI_UINT64_T,
                              MPI_REPLACE, t->ctl);
+    if (mrc == MPI_SUCCESS) mrc = MPI_Win_flush(w->rank, t->ctl);
+    if (mrc == MPI_SUCCESS && n > 0)
+        mrc = MPI_Accumulate(t->regions, n, MPI_AINT, w->rank, hdr[0], n, MPI_AINT, MPI_REPLACE,
+                             t->data);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Accumulate(hdr, 2, MPI_AINT, w->rank, t->off_tab, 2, MPI_AINT, MPI_REPLACE,
+                             t->ctl);
+    if (mrc == MPI_SUCCESS && n > 0) mrc = MPI_Win_flush(w->rank, t->data);
     if (mrc == MPI_SUCCESS) mrc = MPI_Win_flush(w->rank, t->ctl);
     /* Even again whatever happened, so no origin waits for this update forever. */
     int mrc2 = MPI_Accumulate(&even, 1, MPI_UINT64_T, w->rank, t->off_dyn, 1, MPI_UINT64_T,
@@ -472,6 +507,30 @@ static int dyn_publish(struct narmai_win *w)
     t->dyn_version = even;
     if (mrc == MPI_SUCCESS) mrc = mrc2;
     return mrc == MPI_SUCCESS ? NARMA_SUCCESS : narmai_mpi_error(mrc);
+}
+
+/* Room for one more region: the table doubles, and a new published table of
+ * the new capacity is attached beside the old ones. */
+static int dyn_grow(struct narmai_win *w)
+{
+    struct narmat_mpi *t = tp_of(w);
+    if (t->ntabs == NARMAT_MPI_MAX_TABLES || t->dyn_cap > INT_MAX / 2)
+        return NARMAI_ERR(NARMA_ERR_ATTACH, "%d regions attached: no room for more", t->dyn_cap);
+    int cap = 2 * t->dyn_cap;
+    size_t bytes = (size_t)cap * sizeof(*t->regions);
+    struct narmat_mpi_region *r = realloc(t->regions, bytes);
+    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "table of %d attached regions", cap);
+    t->regions = r;
+    struct narmat_mpi_region *tab = malloc(bytes);
+    if (tab == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "table of %d attached regions", cap);
+    int mrc = MPI_Win_attach(t->data, tab, (MPI_Aint)bytes);
+    if (mrc != MPI_SUCCESS) {
+        free(tab);
+        return narmai_mpi_error(mrc);
+    }
+    t->tabs[t->ntabs++] = tab;
+    t->dyn_cap = cap;
+    return NARMA_SUCCESS;
 }
 
 /* After a detach: bump the inval word of every rank that ever read our table,
@@ -508,10 +567,10 @@ static int dyn_refresh(struct narmai_win *w, int target, struct narmat_mpi_dynca
 {
     struct narmat_mpi *t = tp_of(w);
     const uint64_t none = 0, bit = UINT64_C(1) << (w->rank % 64);
-    const int n = 1 + 2 * t->dyn_cap;
     narmai_waiter wt = {0};
     for (;;) {
         uint64_t v1 = 0, v2 = 0;
+        MPI_Aint hdr[2] = {0, 0};
         if (!c->subscribed)
             NARMAI_MPI(MPI_Accumulate(&bit, 1, MPI_UINT64_T, target,
                                       t->off_subs + 8 * (w->rank / 64), 1, MPI_UINT64_T, MPI_BOR,
@@ -524,22 +583,47 @@ static int dyn_refresh(struct narmai_win *w, int target, struct narmat_mpi_dynca
             narmai_wait_step(&wt);
             continue;
         }
-        NARMAI_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, t->dscratch, n, MPI_AINT, target,
-                                      t->off_tab, n, MPI_AINT, MPI_NO_OP, t->ctl));
+        NARMAI_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, hdr, 2, MPI_AINT, target, t->off_tab, 2,
+                                      MPI_AINT, MPI_NO_OP, t->ctl));
         NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        if (hdr[1] < 0 || hdr[1] > INT_MAX / 2)
+            return NARMAI_ERR(NARMA_ERR_INTERN, "rank %d publishes %ld regions", target,
+                              (long)hdr[1]);
+        int n = (int)hdr[1];
+        if (n > c->cap) {
+            struct narmat_mpi_region *r = realloc(c->r, (size_t)n * sizeof(*r));
+            if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "copy of %d regions", n);
+            c->r = r;
+            c->cap = n;
+        }
+        if (n > 0) {
+            NARMAI_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, c->r, 2 * n, MPI_AINT, target, hdr[0],
+                                          2 * n, MPI_AINT, MPI_NO_OP, t->data));
+            NARMAI_MPI(MPI_Win_flush(target, t->data));
+        }
         NARMAI_MPI(
             MPI_Fetch_and_op(&none, &v2, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
         NARMAI_MPI(MPI_Win_flush(target, t->ctl));
-        if (v1 == v2) break;
+        if (v1 == v2) {
+            c->n = n;
+            break;
+        }
+        c->n = 0; /* torn: never used */
         narmai_wait_step(&wt);
     }
-    MPI_Aint cnt = t->dscratch[0];
-    if (cnt < 0 || cnt > t->dyn_cap)
-        return NARMAI_ERR(NARMA_ERR_INTERN, "rank %d publishes %ld regions", target, (long)cnt);
-    c->n = (int)cnt;
-    memcpy(c->r, t->dscratch + 1, (size_t)cnt * sizeof(*c->r));
     c->inval = inval;
+    c->last = 0;
     return NARMA_SUCCESS;
+}
+
+/* Index of the region of c holding all of [a, e), or -1; the last hit first
+ * (programs tend to access one region many times in a row). */
+static int cache_find(struct narmat_mpi_dyncache *c, MPI_Aint a, MPI_Aint e)
+{
+    if (c->last < c->n && a >= c->r[c->last].base && e <= c->r[c->last].end) return c->last;
+    int i = region_find(c->r, c->n, a, e);
+    if (i >= 0) c->last = i;
+    return i;
 }
 
 /* Bounds of a dynamic window: [disp + lo, disp + hi) inside ONE region the
@@ -558,16 +642,16 @@ static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint l
     } else {
         struct narmat_mpi_dyncache *c = t->dcache[target];
         if (c == NULL) {
-            c = calloc(1, sizeof(*c) + (size_t)t->dyn_cap * sizeof(c->r[0]));
+            c = calloc(1, sizeof(*c));
             if (c == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window cache");
             t->dcache[target] = c;
         }
         uint64_t inval = 0;
         int rc = ctl_read(w, t->off_dyn + NARMAT_MPI_LINE, 1, &inval);
         if (rc) return rc;
-        if (inval == c->inval && region_find(c->r, c->n, a, e) >= 0) return NARMA_SUCCESS;
+        if (inval == c->inval && cache_find(c, a, e) >= 0) return NARMA_SUCCESS;
         if ((rc = dyn_refresh(w, target, c, inval))) return rc;
-        if (region_find(c->r, c->n, a, e) >= 0) return NARMA_SUCCESS;
+        if (cache_find(c, a, e) >= 0) return NARMA_SUCCESS;
     }
     return NARMAI_ERR(NARMA_ERR_DISP, "bytes [%#lx, %#lx) not inside one region rank %d attached",
                       (unsigned long)a, (unsigned long)e, target);
@@ -585,17 +669,17 @@ static int narmat_mpi_attach(struct narmai_win *w, void *base, MPI_Aint size)
     if (aint_add(b, size, &e)) return NARMAI_ERR(NARMA_ERR_ATTACH, "region wraps around");
     for (int i = 0; i < t->nregions; i++) {
         const struct narmat_mpi_region *r = &t->regions[i];
-        if (b < r->end && r->base < e)
+        /* Same base too: detach names a region by its base, so an empty region there
+         * would make it ambiguous. */
+        if ((b < r->end && r->base < e) || b == r->base)
             return NARMAI_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
     }
-    if (t->nregions == t->dyn_cap)
-        return NARMAI_ERR(NARMA_ERR_ATTACH,
-                          "%d regions already attached: the limit (NARMA_DYNAMIC_REGIONS)",
-                          t->dyn_cap);
+    int rc;
+    if (t->nregions == t->dyn_cap && (rc = dyn_grow(w))) return rc;
     NARMAI_MPI(MPI_Win_attach(t->data, base, size));
     /* Attached in MPI before any origin can see it in the table. */
     t->regions[t->nregions++] = (struct narmat_mpi_region){b, e};
-    int rc = dyn_publish(w);
+    rc = dyn_publish(w);
     if (rc) {
         t->nregions--;
         MPI_Win_detach(t->data, base);
