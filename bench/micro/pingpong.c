@@ -48,15 +48,21 @@ enum scheme_id {
     S_NARMA_FENCE,
     S_NARMA_LOCK,
     S_NARMA_NOTIFY,
+    S_NARMA_NOTIFY_CROWD,
     S_RAW_SHM,
     S_COUNT
 };
 
 static const struct pp_scheme *const schemes[S_COUNT] = {
-    [S_MPI_SENDRECV] = &pp_mpi_sendrecv, [S_MPI_PSCW] = &pp_mpi_pscw,
-    [S_MPI_FENCE] = &pp_mpi_fence,       [S_MPI_FLUSH_FLAG] = &pp_mpi_flush_flag,
-    [S_NARMA_PSCW] = &pp_narma_pscw,     [S_NARMA_FENCE] = &pp_narma_fence,
-    [S_NARMA_LOCK] = &pp_narma_lock,     [S_NARMA_NOTIFY] = &pp_narma_notify,
+    [S_MPI_SENDRECV] = &pp_mpi_sendrecv,
+    [S_MPI_PSCW] = &pp_mpi_pscw,
+    [S_MPI_FENCE] = &pp_mpi_fence,
+    [S_MPI_FLUSH_FLAG] = &pp_mpi_flush_flag,
+    [S_NARMA_PSCW] = &pp_narma_pscw,
+    [S_NARMA_FENCE] = &pp_narma_fence,
+    [S_NARMA_LOCK] = &pp_narma_lock,
+    [S_NARMA_NOTIFY] = &pp_narma_notify,
+    [S_NARMA_NOTIFY_CROWD] = &pp_narma_notify_crowd,
     [S_RAW_SHM] = &pp_raw_shm,
 };
 
@@ -71,6 +77,7 @@ static const struct {
     {S_NARMA_FENCE, S_MPI_FENCE, "narma_fence/mpi_fence"},
     {S_NARMA_LOCK, S_MPI_FLUSH_FLAG, "narma_lock/mpi_flush_flag"},
     {S_NARMA_NOTIFY, S_MPI_FLUSH_FLAG, "notify/flush_flag"}, /* MPI's own idiom */
+    {S_NARMA_NOTIFY_CROWD, S_NARMA_NOTIFY, "crowd/notify"},  /* other windows exist */
 };
 
 /* ---- options ----------------------------------------------------------- */

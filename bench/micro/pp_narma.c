@@ -100,6 +100,8 @@ struct narma_state {
     uint64_t *flag;         /* my flag word, written by the peer (narma_lock) */
     uint64_t flag_out;      /* origin buffer of flag puts */
     uint64_t seq;           /* flags carry sequence numbers: no reset, no stale match */
+    NARMA_Win bystander[2]; /* narma_notify_crowd: a Win_create and a dynamic window */
+    void *bystander_mem[2];
     NARMA_Request pingpong; /* narma_notify: persistent requests */
     NARMA_Request stream;
     NARMA_Request ack;
@@ -346,6 +348,44 @@ const struct pp_scheme pp_narma_notify = {
     .teardown = notify_teardown,
     .round = notify_round,
     .stream = notify_stream,
+};
+
+/* ---- narma_notify_crowd ------------------------------------------------- */
+
+/* The same ping-pong while two more windows merely exist: a Win_create and a
+ * dynamic window (one region attached), on the transports narma picks for
+ * them. Waiting on one window must not pay for polling the others. */
+static int crowd_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    notify_setup(env, inst);
+    struct narma_state *st = inst->priv;
+    for (int i = 0; i < 2; i++)
+        if (!(st->bystander_mem[i] = calloc(1, 4096))) bench_die(BENCH_HERE, "out of memory");
+    NARMA_CHECK(NARMA_Win_create(st->bystander_mem[0], 4096, 1, MPI_INFO_NULL, env->comm,
+                                 &st->bystander[0]));
+    NARMA_CHECK(NARMA_Win_create_dynamic(MPI_INFO_NULL, env->comm, &st->bystander[1]));
+    NARMA_CHECK(NARMA_Win_attach(st->bystander[1], st->bystander_mem[1], 4096));
+    MPI_CHECK(MPI_Barrier(env->comm));
+    return PP_READY;
+}
+
+static void crowd_teardown(struct pp_inst *inst)
+{
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Win_detach(st->bystander[1], st->bystander_mem[1]));
+    for (int i = 0; i < 2; i++) {
+        NARMA_CHECK(NARMA_Win_free(&st->bystander[i]));
+        free(st->bystander_mem[i]);
+    }
+    notify_teardown(inst);
+}
+
+const struct pp_scheme pp_narma_notify_crowd = {
+    .name = "narma_notify_crowd",
+    .what = "narma_notify while a Win_create and a dynamic window also exist",
+    .setup = crowd_setup,
+    .teardown = crowd_teardown,
+    .round = notify_round,
 };
 
 /* ---- cost model (paper section V-A) ------------------------------------ */

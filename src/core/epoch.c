@@ -488,7 +488,7 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
         e->waiter = &wt;
         epoch_pass(w, 1);
         while (!wt.done) {
-            narmai_progress();
+            narmai_progress_on(w);
             if (wt.done) break;
             narmai_wait_step(&spin);
         }

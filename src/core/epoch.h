@@ -68,9 +68,9 @@ struct narmai_op {
 
 /* Passive-target lock attempt state (epoch_lock.c). */
 struct narmai_lock_state {
-    uint8_t waiting; /* exclusive: registered as a waiting writer in the lock word */
-    uint8_t backoff; /* polls to skip after the next failed attempt (doubles, bounded) */
-    uint16_t skip;   /* polls still to skip before the next remote attempt */
+    uint8_t waiting;  /* exclusive: registered as a waiting writer in the lock word */
+    uint8_t backoff;  /* polls to skip after the next failed attempt (doubles, bounded) */
+    uint16_t skip;    /* polls still to skip before the next remote attempt */
     uint64_t pref_t0; /* shared, holding other locks: when it first deferred to a writer (ns) */
 };
 

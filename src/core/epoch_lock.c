@@ -128,8 +128,7 @@ int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock
         *rc = NARMAI_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_LOCK)");
         return 0;
     }
-    int got =
-        type == MPI_LOCK_EXCLUSIVE ? excl_try(w, rank, lk, rc) : shared_try(w, rank, lk, rc);
+    int got = type == MPI_LOCK_EXCLUSIVE ? excl_try(w, rank, lk, rc) : shared_try(w, rank, lk, rc);
     if (got) {
         narmai_g.nlocks_held++;
         lk->backoff = 0;
@@ -267,7 +266,7 @@ int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
             narmai_epoch_free(w, e); /* active, nothing held, no operation yet */
             return rc;
         }
-        narmai_progress();
+        narmai_progress_on(w);
         narmai_wait_step(&wt);
     }
     return NARMA_SUCCESS;

@@ -106,7 +106,7 @@ int NARMA_Win_test(NARMA_Win w, int *flag)
     if (flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL flag");
     struct narmai_epoch *e = w->cur_exposure;
     if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "test without a matching post");
-    narmai_progress();
+    narmai_progress_on(w);
     *flag = 0;
     if (e->state != NARMAI_EP_ACTIVE) return NARMA_SUCCESS;
     for (int i = 0; i < e->n; i++)

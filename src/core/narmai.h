@@ -34,6 +34,7 @@ struct narmai_global {
     int nlocks_held;         /* passive-target locks held, every window (epoch_lock.c) */
     narmau_dlist windows;    /* every live window (progress visits them in creation order) */
     int nwindows;
+    unsigned focused; /* passes over one window since the last pass over all (progress.c) */
 };
 extern struct narmai_global narmai_g;
 int narmai_lazy_init(void);
@@ -187,6 +188,8 @@ static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == N
 /* progress.c */
 void narmai_progress(void);
 void narmai_progress_win(struct narmai_win *w);
+/* A wait for w: w now, every window at a bounded rate (w NULL: every window). */
+void narmai_progress_on(struct narmai_win *w);
 /* Bounded spin, then yield the core. */
 typedef struct {
     uint32_t spins;

@@ -120,7 +120,7 @@ int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status)
         return NARMA_SUCCESS;
     }
     if (!req_done(r)) {
-        narmai_progress();
+        narmai_progress_on(r->win);
         if (!req_done(r)) {
             *flag = 0;
             return NARMA_SUCCESS;
@@ -144,11 +144,25 @@ int NARMA_Wait(NARMA_Request *request, MPI_Status *status)
     }
     narmai_waiter wt = {0};
     while (!req_done(r)) {
-        narmai_progress();
+        narmai_progress_on(r->win);
         if (req_done(r)) break;
         narmai_wait_step(&wt);
     }
     return req_finish(request, status);
+}
+
+/* The window of every live request of the array, or NULL if they have several. */
+static struct narmai_win *common_win(int count, NARMA_Request reqs[])
+{
+    struct narmai_win *w = NULL;
+    for (int i = 0; i < count; i++) {
+        if (req_is_inert(reqs[i])) continue;
+        if (w == NULL)
+            w = reqs[i]->win;
+        else if (reqs[i]->win != w)
+            return NULL;
+    }
+    return w;
 }
 
 static int check_array(int count, NARMA_Request reqs[])
@@ -183,7 +197,7 @@ int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_St
             status_empty(status);
             return NARMA_SUCCESS;
         }
-        if (pass == 0) narmai_progress();
+        if (pass == 0) narmai_progress_on(common_win(count, reqs));
     }
     *index = MPI_UNDEFINED;
     *flag = 0;
@@ -210,7 +224,7 @@ int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *status
         for (int i = 0; i < count && all; i++)
             if (!req_is_inert(reqs[i]) && !req_done(reqs[i])) all = 0;
         if (all || pass == 1) break;
-        narmai_progress();
+        narmai_progress_on(common_win(count, reqs));
     }
     *flag = all;
     if (!all) return NARMA_SUCCESS;
@@ -245,7 +259,7 @@ int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices
         return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
     int live = 0, n = 0, err = NARMA_SUCCESS;
     for (int pass = 0; pass < 2 && n == 0; pass++) {
-        if (pass == 1) narmai_progress();
+        if (pass == 1) narmai_progress_on(common_win(incount, reqs));
         live = 0;
         for (int i = 0; i < incount; i++) {
             if (req_is_inert(reqs[i])) continue;

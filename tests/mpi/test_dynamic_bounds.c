@@ -199,8 +199,8 @@ int main(int argc, char **argv)
                 CHECK_RC(NARMA_Win_lock_all(0, win));
                 for (int j = 0; j < FEW; j++) {
                     long long v = 1000 * rank + j;
-                    CHECK_RC(NARMA_Put(&v, 1, MPI_LONG_LONG, to, tb + 16 * j, 1, MPI_LONG_LONG,
-                                       win));
+                    CHECK_RC(
+                        NARMA_Put(&v, 1, MPI_LONG_LONG, to, tb + 16 * j, 1, MPI_LONG_LONG, win));
                 }
                 CHECK_RC(NARMA_Win_unlock_all(win));
                 MPI_Barrier(MPI_COMM_WORLD);

@@ -60,7 +60,8 @@ static void reader(NARMA_Win win, int phase)
         else
             CHECK_RC(NARMA_Win_unlock(0, win));
         if (test_rank == 0 && iter == 10)
-            CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, test_size - 1, START_TAG + phase, MPI_COMM_WORLD));
+            CHECK_MPI(
+                MPI_Send(NULL, 0, MPI_BYTE, test_size - 1, START_TAG + phase, MPI_COMM_WORLD));
     }
 }
 
@@ -68,8 +69,7 @@ static void writer(NARMA_Win win, int phase)
 {
     const uint64_t done = 1;
     uint64_t seen = 0;
-    CHECK_MPI(
-        MPI_Recv(NULL, 0, MPI_BYTE, 0, START_TAG + phase, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, START_TAG + phase, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     double t0 = MPI_Wtime();
     CHECK_RC(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
     double waited = MPI_Wtime() - t0;
@@ -101,7 +101,8 @@ static void cycle(NARMA_Win win)
         CHECK_RC(NARMA_Win_unlock_all(win));
     } else { /* writers: 2 wants 3's exclusive lock, 3 wants 2's */
         const int reader = 5 - r == 2 ? 0 : 1; /* the reader that holds 5 - r first */
-        CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, reader, START_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK_MPI(
+            MPI_Recv(NULL, 0, MPI_BYTE, reader, START_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, reader, START_TAG, MPI_COMM_WORLD));
         double t0 = MPI_Wtime();
         CHECK_RC(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, 5 - r, 0, win));

@@ -29,13 +29,17 @@
  * 64-bit counters that never wrap; slot = pos & (slots - 1):
  *
  *   writer  1. issue the data access (Put / Get / Accumulate; none for 0 bytes)
- *              and, in the same epoch, pos = Fetch_and_op(+1, tail) and
- *              hd = Fetch_and_op(NO_OP, head); flush ctl, flush data.
- *              After this single round trip the data is complete at the
- *              target and position pos belongs to this writer alone.
- *           2. while pos - hd >= slots (ring full): drive narma's progress
- *              (so two ranks notifying each other drain their own rings),
- *              yield, and re-read hd with Fetch_and_op(NO_OP) + flush.
+ *              and, in the same epoch, pos = Fetch_and_op(+1, tail); flush
+ *              ctl, flush data. After this single round trip the data is
+ *              complete at the target and position pos belongs to this
+ *              writer alone.
+ *           2. hd is the target's head as this writer last read it (it only
+ *              grows, so an old value can only make the writer wait). While
+ *              pos - hd >= slots: re-read hd with Fetch_and_op(NO_OP) +
+ *              flush, and if the ring is still full drive narma's progress
+ *              (so two ranks notifying each other drain their own rings) and
+ *              yield. With the reader publishing every slots/4 records, a
+ *              writer reads head about once per 3/4 of a ring, not per record.
  *           3. write the record with ONE MPI_Accumulate(MPI_REPLACE) of five
  *              uint64 words and flush:
  *                w0 = pos + 1                      (the sequence number)
@@ -73,7 +77,8 @@
  * a valid seq. Nothing is dropped or overwritten: a writer fills slot pos only
  * after the reader published head > pos - slots, i.e. after it copied out the
  * slot's previous record. Cost of a notified access without contention: two
- * round trips (claim + data, then record), three flush calls.
+ * round trips (claim + data, then record), three flush calls, one atomic
+ * less than a head read per record.
  *
  * Control words: remote updates are MPI atomics on ctl followed by a flush of
  * ctl; a flush of the data window to the same target (when dirty) precedes
@@ -92,10 +97,10 @@
  * still reads valid memory and then sees the version change. An origin
  * checks an access against its cached copy of the target's table, used while
  * the origin's own invalidation counter is unchanged; on a miss it refetches
- * (version, {address, count}, table, version: four round trips) and refuses with NARMA_ERR_DISP if the access still lies outside
- * every region. Its first fetch sets its bit in the target's subscriber
- * bitmap; a detach bumps every subscriber's invalidation counter (flushed)
- * before MPI_Win_detach, so a peer access ordered after the detach refetches.
+ * (version, {address, count}, table, version: four round trips) and refuses with NARMA_ERR_DISP if
+ * the access still lies outside every region. Its first fetch sets its bit in the target's
+ * subscriber bitmap; a detach bumps every subscriber's invalidation counter (flushed) before
+ * MPI_Win_detach, so a peer access ordered after the detach refetches.
  */
 #include "transport/transport.h"
 
@@ -159,6 +164,7 @@ struct narmat_mpi {
     MPI_Aint *sizes; /* per rank: window size in bytes (create/allocate) */
     int *units;      /* per rank: displacement unit */
     uint8_t *dirty;  /* per target: data operations issued since the last flush */
+    uint64_t *hd;    /* per target: its ring's head as last read (only grows) */
     int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
     int locked;      /* both windows are in their lock_all epoch */
     /* Dynamic windows (see "Attached regions" below). */
@@ -214,6 +220,7 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->sizes);
     free(t->units);
     free(t->dirty);
+    free(t->hd);
     free(t->regions);
     for (int i = 0; i < t->ntabs; i++)
         free(t->tabs[i]);
@@ -278,8 +285,10 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->sizes = malloc(p * sizeof(*t->sizes));
         t->units = malloc(p * sizeof(*t->units));
         t->dirty = calloc(p, 1);
+        t->hd = calloc(p, sizeof(*t->hd));
     }
-    if (t == NULL || !t->sizes || !t->units || !t->dirty || narmat_test_fail_alloc(w->rank, 1))
+    if (t == NULL || !t->sizes || !t->units || !t->dirty || !t->hd ||
+        narmat_test_fail_alloc(w->rank, 1))
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
         narmat_mpi_release(t);
@@ -496,8 +505,8 @@ static int dyn_publish(struct narmai_win *w)
         mrc = MPI_Accumulate(t->regions, n, MPI_AINT, w->rank, hdr[0], n, MPI_AINT, MPI_REPLACE,
                              t->data);
     if (mrc == MPI_SUCCESS)
-        mrc = MPI_Accumulate(hdr, 2, MPI_AINT, w->rank, t->off_tab, 2, MPI_AINT, MPI_REPLACE,
-                             t->ctl);
+        mrc =
+            MPI_Accumulate(hdr, 2, MPI_AINT, w->rank, t->off_tab, 2, MPI_AINT, MPI_REPLACE, t->ctl);
     if (mrc == MPI_SUCCESS && n > 0) mrc = MPI_Win_flush(w->rank, t->data);
     if (mrc == MPI_SUCCESS) mrc = MPI_Win_flush(w->rank, t->ctl);
     /* Even again whatever happened, so no origin waits for this update forever. */
@@ -859,14 +868,12 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
 {
     struct narmat_mpi *t = tp_of(w);
     const uint64_t one = 1, none = 0;
-    uint64_t pos, hd;
+    uint64_t pos, hd = t->hd[target];
     /* Dirty before anything can fail: a data access left pending by an error
      * below must still be flushed before this process's next control update. */
     if (data_issued) t->dirty[target] = 1;
     NARMAI_MPI(
         MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, NARMAT_MPI_OFF_TAIL, MPI_SUM, t->ctl));
-    NARMAI_MPI(
-        MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD, MPI_NO_OP, t->ctl));
     NARMAI_MPI(MPI_Win_flush(target, t->ctl));
     /* From here on the data is complete at the target. */
     int rc = narmat_mpi_flush_dirty(t, target);
@@ -882,12 +889,15 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
      * before yielding the core (with more ranks than cores, the default spin
      * count made test_ring_full np=4 four times slower). */
     narmai_waiter wt = {narmai_g.spin_count > 16 ? narmai_g.spin_count - 16 : 0};
-    while (pos - hd >= t->slots) {
-        narmai_progress(); /* drain our own ring: the target may be waiting for it */
-        narmai_wait_step(&wt);
+    for (int first = 1; pos - hd >= t->slots; first = 0) {
+        if (!first) {
+            narmai_progress(); /* drain our own ring: the target may be waiting for it */
+            narmai_wait_step(&wt);
+        }
         NARMAI_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD,
                                     MPI_NO_OP, t->ctl));
         NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        if (hd > t->hd[target]) t->hd[target] = hd;
     }
 
     uint64_t seq = pos + 1, chk = (seq & UINT32_MAX) << 32;
