@@ -167,7 +167,7 @@ struct narmat_mpi {
     uint64_t *hd;    /* per target: its ring's head as last read (only grows) */
     int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
     int locked;      /* both windows are in their lock_all epoch */
-    /* Dynamic windows (see "Attached regions" below). */
+    /* Dynamic windows (see "Attached regions" above). */
     struct narmat_mpi_region *regions; /* this rank's attached memory, dyn_cap entries */
     int nregions, dyn_cap;
     struct narmat_mpi_region *tabs[NARMAT_MPI_MAX_TABLES]; /* published tables, newest last */
