@@ -685,13 +685,15 @@ static int narmat_mpi_attach(struct narmai_win *w, void *base, MPI_Aint size)
     }
     int rc;
     if (t->nregions == t->dyn_cap && (rc = dyn_grow(w))) return rc;
-    NARMAI_MPI(MPI_Win_attach(t->data, base, size));
+    /* An empty region holds nothing to access: it lives in narma's table only (Open MPI
+     * records no zero-byte attachment and then fails to detach it). */
+    if (size > 0) NARMAI_MPI(MPI_Win_attach(t->data, base, size));
     /* Attached in MPI before any origin can see it in the table. */
     t->regions[t->nregions++] = (struct narmat_mpi_region){b, e};
     rc = dyn_publish(w);
     if (rc) {
         t->nregions--;
-        MPI_Win_detach(t->data, base);
+        if (size > 0) MPI_Win_detach(t->data, base);
     }
     return rc;
 }
@@ -706,10 +708,11 @@ static int narmat_mpi_detach(struct narmai_win *w, const void *base)
         i++;
     if (i == t->nregions) return NARMAI_ERR(NARMA_ERR_ATTACH, "memory was not attached");
     /* Out of the table and out of every origin's copy before MPI forgets it. */
+    int empty = t->regions[i].end == b;
     t->regions[i] = t->regions[--t->nregions];
     int rc = dyn_publish(w);
     int rc2 = dyn_push_inval(w);
-    int mrc = MPI_Win_detach(t->data, base);
+    int mrc = empty ? MPI_SUCCESS : MPI_Win_detach(t->data, base);
     if (rc == NARMA_SUCCESS) rc = rc2;
     if (rc == NARMA_SUCCESS && mrc != MPI_SUCCESS) rc = narmai_mpi_error(mrc);
     return rc;
@@ -796,13 +799,15 @@ static int narmat_mpi_cas(struct narmai_win *w, const void *oaddr, const void *c
     return narmat_mpi_local_done(t, target, NULL);
 }
 
+/* Every data access marks its target dirty and control updates are flushed
+ * when issued, so a target that is not dirty has nothing to complete. */
 static int narmat_mpi_flush(struct narmai_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
     if (target < 0) {
         NARMAI_MPI(MPI_Win_flush_all(t->data));
         memset(t->dirty, 0, (size_t)w->size);
-    } else {
+    } else if (t->dirty[target]) {
         NARMAI_MPI(MPI_Win_flush(target, t->data));
         t->dirty[target] = 0;
     }
