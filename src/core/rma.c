@@ -4,6 +4,26 @@
 #include "util/acc_ops.h"
 #include "util/dtype.h"
 
+/* A dynamic window's target type with gaps: its span may cross memory the
+ * target never attached (a vector over two regions with a gap between them),
+ * which MPI allows as long as every byte accessed is attached, so each block is
+ * checked on its own (one region per block). */
+static int check_blocks(struct narmai_win *w, int target, MPI_Aint disp, const narmau_dtype *td,
+                        int tcount)
+{
+    for (int i = 0; i < tcount; i++)
+        for (int b = 0; b < td->nblocks; b++) {
+            MPI_Aint lo, hi;
+            if (__builtin_mul_overflow((MPI_Aint)i, td->extent, &lo) ||
+                __builtin_add_overflow(lo, td->blocks[b].off, &lo) ||
+                __builtin_add_overflow(lo, td->blocks[b].len, &hi))
+                return NARMAI_ERR(NARMA_ERR_DISP, "block %d of element %d overflows", b, i);
+            int rc = narmat_check_bounds(w, target, disp, lo, hi);
+            if (rc) return rc;
+        }
+    return NARMA_SUCCESS;
+}
+
 /* Check one side's (count, type) and return its size in bytes. */
 static int check_side(int count, MPI_Datatype type, const narmau_dtype **d, const char *which)
 {
@@ -37,6 +57,8 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     }
     /* Every flavor: for dynamic windows the transport checks the regions the
      * target attached. */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC && !td->contiguous && td->nblocks > 0)
+        return check_blocks(w, target, disp, td, tcount);
     MPI_Aint lo, hi;
     narmau_dtype_span(td, tcount, &lo, &hi);
     return narmat_check_bounds(w, target, disp, lo, hi);

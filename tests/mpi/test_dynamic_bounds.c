@@ -1,16 +1,19 @@
 /* narma-test: np=2,3,4 transports=shm,mpi timeout=90 env=NARMA_DYNAMIC_REGIONS=8 */
 /*
- * Dynamic windows check every access against what the target attached: an
- * access must lie wholly inside ONE attached region, otherwise the origin gets
- * NARMA_ERR_DISP and nothing reaches the target (no rank may crash).
+ * Dynamic windows check every access against what the target attached: every
+ * byte an access touches must be attached (in one region, or in regions
+ * attached back to back), otherwise the origin gets NARMA_ERR_DISP and nothing
+ * reaches the target (no rank may crash).
  *
  * Each rank attaches two adjacent regions A = mem[0..4) and B = mem[4..8)
  * (long longs) and keeps never[] unattached. Every kind of access (put, get,
  * accumulate, get_accumulate, fetch_and_op, compare_and_swap, the three
  * notified forms and every R* form) is refused at a never-attached address,
- * one byte past the end of B, across the A|B boundary, and, once the target
- * detached A and attached C elsewhere, at A; the same accesses at the exact
- * edges of the regions succeed. A rank may attach many more regions than
+ * one byte past the end of B, and, once the target detached A and attached C
+ * elsewhere, at A and across the A|B boundary; the same accesses at the exact
+ * edges of the regions succeed, and so does an access across the A|B boundary
+ * while both are attached. A derived type with a gap that spans unattached
+ * memory succeeds when the bytes it touches are attached. A rank may attach many more regions than
  * NARMA_DYNAMIC_REGIONS (8 here, the first capacity of its table): origins
  * that cached the small table reach regions attached after it grew, and
  * refuse what was detached since.
@@ -95,8 +98,11 @@ static int round_of(const MPI_Aint *a, const MPI_Aint *b, const MPI_Aint *never,
         every_access(t, MPI_Aint_add(b[t], 25), 1, NARMA_ERR_DISP, "one byte past the end of B");
         every_access(t, MPI_Aint_add(b[t], 32), 1, NARMA_ERR_DISP, "at the end of B");
         every_access(t, MPI_Aint_add(a[t], -8), 1, NARMA_ERR_DISP, "just before A");
-        every_access(t, MPI_Aint_add(a[t], 24), 2, NARMA_ERR_DISP, "across the A|B boundary");
-        every_access(t, MPI_Aint_add(a[t], 28), 1, NARMA_ERR_DISP, "4 bytes in A, 4 in B");
+        every_access(t, MPI_Aint_add(a[t], 24), 2, after_detach ? NARMA_ERR_DISP : NARMA_SUCCESS,
+                     "across the A|B boundary");
+        if (!after_detach) valid++;
+        if (after_detach)
+            every_access(t, MPI_Aint_add(a[t], 28), 1, NARMA_ERR_DISP, "4 bytes in A, 4 in B");
         every_access(t, MPI_Aint_add(b[t], 0), 4, NARMA_SUCCESS, "all of B");
         every_access(t, MPI_Aint_add(b[t], 24), 1, NARMA_SUCCESS, "last element of B");
         valid += 2;
@@ -120,6 +126,24 @@ static int round_of(const MPI_Aint *a, const MPI_Aint *b, const MPI_Aint *never,
         CHECK_RC(NARMA_Put(two, 2, MPI_LONG_LONG, t, b[t], 1, vec, win));
         CHECK_RC(NARMA_Win_flush(t, win));
         CHECK_MPI(MPI_Type_free(&vec));
+        if (after_detach) {
+            /* One element in B, one in C: the span between them is not attached, the two
+             * elements are, so the access is valid (MPI); with A's address instead of C's
+             * it is not. */
+            MPI_Datatype two_regions, to_a;
+            int lens[2] = {1, 1};
+            MPI_Aint d[2] = {0, MPI_Aint_diff(c[t], b[t])}, da[2] = {0, MPI_Aint_diff(a[t], b[t])};
+            CHECK_MPI(MPI_Type_create_hindexed(2, lens, d, MPI_LONG_LONG, &two_regions));
+            CHECK_MPI(MPI_Type_create_hindexed(2, lens, da, MPI_LONG_LONG, &to_a));
+            CHECK_MPI(MPI_Type_commit(&two_regions));
+            CHECK_MPI(MPI_Type_commit(&to_a));
+            snprintf(test_detail, sizeof test_detail, "target %d, one element in B, one in C", t);
+            CHECK_RC(NARMA_Put(two, 2, MPI_LONG_LONG, t, b[t], 1, two_regions, win));
+            CHECK_ERR(NARMA_Put(two, 2, MPI_LONG_LONG, t, b[t], 1, to_a, win), NARMA_ERR_DISP);
+            CHECK_RC(NARMA_Win_flush(t, win));
+            CHECK_MPI(MPI_Type_free(&two_regions));
+            CHECK_MPI(MPI_Type_free(&to_a));
+        }
     }
     CHECK_RC(NARMA_Win_unlock_all(win));
     return valid;

@@ -451,11 +451,27 @@ static int aint_add(MPI_Aint a, MPI_Aint b, MPI_Aint *r)
     return 0;
 }
 
-/* Index of the region holding all of [a, e), or -1. */
+/* Index of the region holding all of [a, e) (a < e), or -1. An access may also
+ * run through regions attached back to back: MPI asks only that every byte it
+ * touches be attached. Then the index is the region holding its first byte. */
 static int region_find(const struct narmat_mpi_region *r, int n, MPI_Aint a, MPI_Aint e)
 {
+    int first = -1;
     for (int i = 0; i < n; i++)
-        if (a >= r[i].base && e <= r[i].end) return i;
+        if (a >= r[i].base && a < r[i].end) {
+            first = i;
+            break;
+        }
+    for (int i = first; i >= 0;) {
+        if (e <= r[i].end) return first;
+        MPI_Aint next = r[i].end; /* the region that starts where this one ends */
+        i = -1;
+        for (int j = 0; j < n; j++)
+            if (r[j].base == next && r[j].end > next) {
+                i = j;
+                break;
+            }
+    }
     return -1;
 }
 
@@ -635,10 +651,10 @@ static int cache_find(struct narmat_mpi_dyncache *c, MPI_Aint a, MPI_Aint e)
     return i;
 }
 
-/* Bounds of a dynamic window: [disp + lo, disp + hi) inside ONE region the
- * target attached. Cheap when the cached table holds it and no detach was
- * pushed since (a local read of the inval word); the table is refetched only
- * on a miss or after an invalidation. */
+/* Bounds of a dynamic window: [disp + lo, disp + hi) inside memory the target
+ * attached (one region, or regions attached back to back). Cheap when the cached table holds it and
+ * no detach was pushed since (a local read of the inval word); the table is refetched only on a
+ * miss or after an invalidation. */
 static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi)
 {
     struct narmat_mpi *t = tp_of(w);
@@ -662,7 +678,7 @@ static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint l
         if ((rc = dyn_refresh(w, target, c, inval))) return rc;
         if (cache_find(c, a, e) >= 0) return NARMA_SUCCESS;
     }
-    return NARMAI_ERR(NARMA_ERR_DISP, "bytes [%#lx, %#lx) not inside one region rank %d attached",
+    return NARMAI_ERR(NARMA_ERR_DISP, "bytes [%#lx, %#lx) not inside memory rank %d attached",
                       (unsigned long)a, (unsigned long)e, target);
 }
 
