@@ -209,6 +209,9 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
     agree[0] = rc;
     if ((mrc = MPI_Allreduce(MPI_IN_PLACE, agree, 1, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
         if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        /* The others may have returned success: a collective free here could wait for
+         * them forever. The segment is left to MPI_Finalize. */
+        can_free = 0;
     } else if (agree[0] != NARMA_SUCCESS && rc == NARMA_SUCCESS) {
         rc = NARMAI_ERR(agree[0], "another rank could not map the window");
     }
