@@ -222,7 +222,7 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->dirty);
     free(t->hd);
     free(t->regions);
-    for (int i = 0; i < t->ntabs; i++)
+    for (int i = 0; i < NARMAT_MPI_MAX_TABLES; i++) /* also one allocated but never attached */
         free(t->tabs[i]);
     if (t->dcache)
         for (int i = 0; i < t->nranks; i++)
