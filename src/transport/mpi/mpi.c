@@ -103,6 +103,7 @@
  * MPI_Win_detach, so a peer access ordered after the detach refetches.
  */
 #include "transport/transport.h"
+#include "util/dtype.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -760,11 +761,243 @@ static int narmat_mpi_local_done(struct narmat_mpi *t, int target, MPI_Request *
     return NARMA_SUCCESS;
 }
 
+/* ---- accesses across attached regions (dynamic windows) ---- */
+
+/* MPI asks only that every byte an access touches be attached, but an MPI
+ * library may refuse an access whose span runs from one attached region into
+ * another (Open MPI looks one region up for the whole span). Such an access is
+ * issued as one access per region: the target's type map is walked in order
+ * beside the origin's (and the result's), cut where a block ends on any side
+ * or a region ends on the target, and the pieces that fall in one region
+ * become hindexed types of the basic element type on every side. Accumulates
+ * stay element-wise atomic (no element is cut) and ordered (same origin,
+ * same target, issued in type-map order). */
+
+struct walk { /* the bytes of (count, type), in type-map order */
+    const narmau_dtype *d;
+    int count, inst, blk;
+    MPI_Aint done; /* bytes of the current block already walked */
+};
+
+static MPI_Aint walk_len(const struct walk *s)
+{
+    return s->d->contiguous ? (MPI_Aint)s->count * s->d->size : s->d->blocks[s->blk].len;
+}
+
+static MPI_Aint walk_off(const struct walk *s)
+{
+    if (s->d->contiguous) return s->d->true_lb + s->done;
+    return (MPI_Aint)s->inst * s->d->extent + s->d->blocks[s->blk].off + s->done;
+}
+
+static void walk_adv(struct walk *s, MPI_Aint n)
+{
+    s->done += n;
+    if (s->done < walk_len(s)) return;
+    s->done = 0;
+    if (s->d->contiguous)
+        s->inst = s->count;
+    else if (++s->blk == s->d->nblocks) {
+        s->blk = 0;
+        s->inst++;
+    }
+}
+
+struct piece {
+    int region;
+    MPI_Aint t, o, r, len; /* target address, origin and result offsets, bytes */
+};
+
+/* The table of target's regions this process checks accesses against (its own,
+ * or its cached copy of the target's), or NULL when it has none. */
+static const struct narmat_mpi_region *regions_of(struct narmai_win *w, int target, int *n)
+{
+    struct narmat_mpi *t = tp_of(w);
+    if (target == w->rank) {
+        *n = t->nregions;
+        return t->regions;
+    }
+    const struct narmat_mpi_dyncache *c = t->dcache[target];
+    if (c == NULL) return NULL;
+    *n = c->n;
+    return c->r;
+}
+
+static int region_at(const struct narmat_mpi_region *r, int n, MPI_Aint a, int hint)
+{
+    if (hint >= 0 && hint < n && a >= r[hint].base && a < r[hint].end) return hint;
+    for (int i = 0; i < n; i++)
+        if (a >= r[i].base && a < r[i].end) return i;
+    return -1;
+}
+
+/* Does the access need cutting? Only when its span leaves the region holding its first byte. */
+static int split_needed(struct narmai_win *w, int target, MPI_Aint disp, int tcount,
+                        MPI_Datatype ttype)
+{
+    const narmau_dtype *td;
+    int n;
+    if (narmau_dtype_get(ttype, &td)) return 0;
+    MPI_Aint lo, hi, a, e;
+    narmau_dtype_span(td, tcount, &lo, &hi);
+    if (hi <= lo || aint_add(disp, lo, &a) || aint_add(disp, hi, &e)) return 0;
+    const struct narmat_mpi_region *r = regions_of(w, target, &n);
+    if (r == NULL) return 0;
+    int i = region_at(r, n, a, -1);
+    return i >= 0 && e > r[i].end;
+}
+
+enum { SPLIT_PUT, SPLIT_GET, SPLIT_ACC };
+
+/* One side's pieces of a region as a committed hindexed type (displacements
+ * relative to base). */
+static int piece_type(const struct piece *p, int np, int g, int side, MPI_Aint base,
+                      MPI_Datatype et, int esize, int *blens, MPI_Aint *dis, MPI_Datatype *out)
+{
+    int k = 0;
+    for (int i = 0; i < np; i++) {
+        if (p[i].region != g) continue;
+        MPI_Aint x = side == 0 ? p[i].t : side == 1 ? p[i].o : p[i].r;
+        blens[k] = (int)(p[i].len / esize);
+        dis[k++] = x - base;
+    }
+    NARMAI_MPI(MPI_Type_create_hindexed(k, blens, dis, et, out));
+    int rc = MPI_Type_commit(out);
+    if (rc != MPI_SUCCESS) {
+        MPI_Type_free(out);
+        return narmai_mpi_error(rc);
+    }
+    return NARMA_SUCCESS;
+}
+
+/* Issue one access per region it touches, locally complete on return. */
+static int split_issue(struct narmai_win *w, const struct piece *p, int np, int kind,
+                       const void *oaddr, void *raddr, int has_origin, int target, MPI_Op op,
+                       MPI_Datatype et, int esize)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int *blens = malloc((size_t)np * sizeof(int));
+    MPI_Aint *dis = malloc((size_t)np * sizeof(MPI_Aint));
+    int rc = blens && dis ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_NO_MEM, "split access");
+    for (int i = 0; i < np && rc == NARMA_SUCCESS; i++) {
+        int g = p[i].region, seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= p[j].region == g;
+        if (seen) continue;
+        MPI_Datatype tt = MPI_DATATYPE_NULL, ot = MPI_DATATYPE_NULL, rt = MPI_DATATYPE_NULL;
+        rc = piece_type(p, np, g, 0, p[i].t, et, esize, blens, dis, &tt);
+        if (rc == NARMA_SUCCESS && has_origin)
+            rc = piece_type(p, np, g, 1, 0, et, esize, blens, dis, &ot);
+        if (rc == NARMA_SUCCESS && raddr != NULL)
+            rc = piece_type(p, np, g, 2, 0, et, esize, blens, dis, &rt);
+        if (rc == NARMA_SUCCESS) {
+            int m, oc = has_origin;
+            MPI_Datatype on = has_origin ? ot : et;
+            t->dirty[target] = 1;
+            if (kind == SPLIT_PUT)
+                m = MPI_Put(oaddr, 1, ot, target, p[i].t, 1, tt, t->data);
+            else if (kind == SPLIT_GET)
+                m = MPI_Get((void *)oaddr, 1, ot, target, p[i].t, 1, tt, t->data);
+            else if (raddr == NULL)
+                m = MPI_Accumulate(oaddr, 1, ot, target, p[i].t, 1, tt, op, t->data);
+            else
+                m = MPI_Get_accumulate(oaddr, oc, on, raddr, 1, rt, target, p[i].t, 1, tt, op,
+                                       t->data);
+            if (m != MPI_SUCCESS) rc = narmai_mpi_error(m);
+        }
+        if (tt != MPI_DATATYPE_NULL) MPI_Type_free(&tt);
+        if (ot != MPI_DATATYPE_NULL) MPI_Type_free(&ot);
+        if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
+    }
+    free(blens);
+    free(dis);
+    if (rc == NARMA_SUCCESS) NARMAI_MPI(MPI_Win_flush_local(target, t->data));
+    return rc;
+}
+
+/* A dynamic window's access that crosses regions, cut per region (*done = 1),
+ * or left to the caller (*done = 0) when it stays in one region or cannot be
+ * cut (an element across a region boundary, a mixed or unflattened type: MPI
+ * then judges it whole). For GET, oaddr is the buffer the data lands in and
+ * raddr is NULL. */
+static int split_access(struct narmai_win *w, int kind, const void *oaddr, int ocount,
+                        MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype, int target,
+                        MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, int *done)
+{
+    *done = 0;
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC || !split_needed(w, target, disp, tcount, ttype))
+        return NARMA_SUCCESS;
+    const narmau_dtype *td, *od = NULL, *rd = NULL;
+    int has_origin = kind != SPLIT_ACC || op != MPI_NO_OP;
+    void *res = raddr;
+    if (kind == SPLIT_ACC && raddr == NULL) has_origin = 1; /* Accumulate has no MPI_NO_OP */
+    if (narmau_dtype_get(ttype, &td) || td->nblocks < 0 || td->basic == MPI_DATATYPE_NULL ||
+        (has_origin && (narmau_dtype_get(otype, &od) || od->nblocks < 0)) ||
+        (res != NULL && (narmau_dtype_get(rtype, &rd) || rd->nblocks < 0)))
+        return NARMA_SUCCESS;
+    MPI_Datatype et = td->basic;
+    MPI_Aint elb, eext;
+    NARMAI_MPI(MPI_Type_get_extent(et, &elb, &eext));
+    const MPI_Aint esize = td->basic_size;
+    /* Padded pairs (MPI_DOUBLE_INT) stride by their extent: one element per piece. */
+    const MPI_Aint cap = eext == esize ? (MPI_Aint)INT_MAX / esize * esize : esize;
+    int n = 0;
+    const struct narmat_mpi_region *reg = regions_of(w, target, &n);
+    if (reg == NULL) return NARMA_SUCCESS;
+
+    struct walk ws[3] = {{td, tcount, 0, 0, 0}, {od, ocount, 0, 0, 0}, {rd, rcount, 0, 0, 0}};
+    struct piece *p = NULL;
+    int np = 0, cap_p = 0, g = -1, rc = NARMA_SUCCESS;
+    for (MPI_Aint left = (MPI_Aint)tcount * td->size; left > 0 && rc == NARMA_SUCCESS;) {
+        MPI_Aint a = disp + walk_off(&ws[0]), len = walk_len(&ws[0]) - ws[0].done;
+        if ((g = region_at(reg, n, a, g)) < 0) {
+            rc = NARMAI_ERR(NARMA_ERR_DISP, "address %#lx of rank %d is not attached",
+                            (unsigned long)a, target);
+            break;
+        }
+        if (reg[g].end - a < len) len = reg[g].end - a;
+        if (has_origin && walk_len(&ws[1]) - ws[1].done < len) len = walk_len(&ws[1]) - ws[1].done;
+        if (res && walk_len(&ws[2]) - ws[2].done < len) len = walk_len(&ws[2]) - ws[2].done;
+        if (len > cap) len = cap;
+        if (len % esize) break; /* an element cut by a region's end */
+        struct piece q = {g, a, has_origin ? walk_off(&ws[1]) : 0, res ? walk_off(&ws[2]) : 0, len};
+        struct piece *last = np ? &p[np - 1] : NULL;
+        if (last && last->region == g && last->t + last->len == q.t &&
+            (!has_origin || last->o + last->len == q.o) && (!res || last->r + last->len == q.r) &&
+            last->len + len <= cap)
+            last->len += len;
+        else {
+            if (np == cap_p) {
+                int nc = cap_p ? 2 * cap_p : 16;
+                struct piece *np_ = realloc(p, (size_t)nc * sizeof(*p));
+                if (np_ == NULL) {
+                    rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "split access");
+                    break;
+                }
+                p = np_;
+                cap_p = nc;
+            }
+            p[np++] = q;
+        }
+        for (int s = 0; s < 3; s++)
+            if (s == 0 || (s == 1 && has_origin) || (s == 2 && res)) walk_adv(&ws[s], len);
+        left -= len;
+        if (left == 0) *done = 1;
+    }
+    if (rc == NARMA_SUCCESS && *done)
+        rc = split_issue(w, p, np, kind, oaddr, res, has_origin, target, op, et, (int)esize);
+    free(p);
+    return rc;
+}
+
 static int narmat_mpi_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                           MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
+    int done, rc = split_access(w, SPLIT_PUT, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL,
+                                target, disp, tcount, ttype, MPI_OP_NULL, &done);
+    if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
         NARMAI_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
@@ -778,6 +1011,9 @@ static int narmat_mpi_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Dat
                           MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
+    int done, rc = split_access(w, SPLIT_GET, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL,
+                                target, disp, tcount, ttype, MPI_OP_NULL, &done);
+    if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
         NARMAI_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
@@ -791,6 +1027,9 @@ static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, M
                           int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
+    int done, rc = split_access(w, SPLIT_ACC, oaddr, ocount, otype, raddr, rcount, rtype, target,
+                                disp, tcount, ttype, op, &done);
+    if (rc || done) return rc;
     t->dirty[target] = 1;
     if (raddr == NULL && mreq)
         NARMAI_MPI(
@@ -945,7 +1184,13 @@ static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int oc
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
-    if (bytes > 0) NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    int done = 0;
+    if (bytes > 0 &&
+        (rc = split_access(w, SPLIT_PUT, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target,
+                           disp, tcount, ttype, MPI_OP_NULL, &done)))
+        return rc;
+    if (bytes > 0 && !done)
+        NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, bytes > 0);
 }
 
@@ -956,7 +1201,13 @@ static int narmat_mpi_get_notify(struct narmai_win *w, void *oaddr, int ocount, 
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
-    if (bytes > 0) NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+    int done = 0;
+    if (bytes > 0 &&
+        (rc = split_access(w, SPLIT_GET, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target,
+                           disp, tcount, ttype, MPI_OP_NULL, &done)))
+        return rc;
+    if (bytes > 0 && !done)
+        NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, bytes > 0);
 }
 
@@ -968,7 +1219,11 @@ static int narmat_mpi_acc_notify(struct narmai_win *w, const void *oaddr, int oc
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
-    if (bytes > 0)
+    int done = 0;
+    if (bytes > 0 && (rc = split_access(w, SPLIT_ACC, oaddr, ocount, otype, NULL, 0,
+                                        MPI_DATATYPE_NULL, target, disp, tcount, ttype, op, &done)))
+        return rc;
+    if (bytes > 0 && !done)
         NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, bytes > 0);
 }
