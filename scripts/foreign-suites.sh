@@ -8,8 +8,10 @@
 #   - foMPI-NA (https://github.com/spcl/foMPI-NA): the repository or its tests/test_foMPI-NA;
 #   - MPICH's RMA tests: the MPICH repository, its test/mpi, or test/mpi/rma (with ../include and
 #     ../util next to it).
-# The script builds narma (MPICH wheel, build-<mpi>/, as scripts/test.sh), then builds every test
-# with the MPI wheel's mpicc and a header of narma's that maps the foreign names onto narma's:
+# The script builds narma (with the MPI that NARMA_MPI names, default the MPICH wheel, in
+# build-<mpi>/, as scripts/test.sh; foMPI-NA runs on Open MPI too, MPICH's tests need MPICH's int
+# handles), then builds every test with that MPI's mpicc and a header of narma's that maps the
+# foreign names onto narma's:
 #   - foMPI-NA: <narma/fompi.h> (installed), through scripts/foreign/fompi/fompi.h, and a driver
 #     (scripts/foreign/fompi/fompi_driver.c) that runs one case per job, as foMPI-NA's main.c sets
 #     it up, at 4 ranks on communicator MPI_COMM_WORLD;
@@ -91,10 +93,6 @@ long_timeout=480
 export NARMA_MPI="${NARMA_MPI:-mpich}"
 # shellcheck source=/dev/null
 . "$root/scripts/ensure-env.sh"
-if [ "$NARMA_MPI_FLAVOR" != mpich ]; then
-    echo "foreign-suites.sh: needs an MPICH-family MPI (the request mapping uses int handles)" >&2
-    exit 1
-fi
 build="$NARMA_BUILD_DIR"
 work="${work:-$build/foreign}"
 mkdir -p "$work"
@@ -259,6 +257,11 @@ mpich_unmapped() { # rmadir test -D...
 }
 
 run_mpich() {
+    if [ "$NARMA_MPI_FLAVOR" != mpich ]; then
+        echo "foreign-suites.sh: MPICH's tests need an MPICH-family MPI here (the request mapping" \
+            "uses int handles; NARMA_MPI=$NARMA_MPI)" >&2
+        exit 1
+    fi
     local rma="$1" inc="$work/mpich-include" obj="$work/obj/mpich" log="$work/logs/build-mtest.log"
     mkdir -p "$inc" "$obj"
     # The two headers MPICH's configure would generate.
