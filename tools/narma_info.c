@@ -68,6 +68,8 @@ static const struct {
      "test hook: N fails the Nth and every later passive-target lock attempt (per window)"},
     {"NARMA_DYNAMIC_REGIONS", "64",
      "first capacity of a rank's table of attached regions (mpi transport; it doubles when full)"},
+    {"NARMA_SHM_CREATE", "1",
+     "0: Win_create memory is never moved onto shared memory (those windows use mpi)"},
     {"NARMA_LOCK_PREFERENCE_MS", "100",
      "longest a shared locker holding another lock waits behind a waiting exclusive locker"},
     {"NARMA_TEST_NOTIFY_FAIL", "0",

@@ -49,6 +49,8 @@ enum scheme_id {
     S_NARMA_LOCK,
     S_NARMA_NOTIFY,
     S_NARMA_NOTIFY_CROWD,
+    S_NARMA_NOTIFY_CREATE,
+    S_NARMA_NOTIFY_DYNAMIC,
     S_RAW_SHM,
     S_COUNT
 };
@@ -63,6 +65,8 @@ static const struct pp_scheme *const schemes[S_COUNT] = {
     [S_NARMA_LOCK] = &pp_narma_lock,
     [S_NARMA_NOTIFY] = &pp_narma_notify,
     [S_NARMA_NOTIFY_CROWD] = &pp_narma_notify_crowd,
+    [S_NARMA_NOTIFY_CREATE] = &pp_narma_notify_create,
+    [S_NARMA_NOTIFY_DYNAMIC] = &pp_narma_notify_dynamic,
     [S_RAW_SHM] = &pp_raw_shm,
 };
 
@@ -76,8 +80,10 @@ static const struct {
     {S_NARMA_PSCW, S_MPI_PSCW, "narma_pscw/mpi_pscw"},
     {S_NARMA_FENCE, S_MPI_FENCE, "narma_fence/mpi_fence"},
     {S_NARMA_LOCK, S_MPI_FLUSH_FLAG, "narma_lock/mpi_flush_flag"},
-    {S_NARMA_NOTIFY, S_MPI_FLUSH_FLAG, "notify/flush_flag"}, /* MPI's own idiom */
-    {S_NARMA_NOTIFY_CROWD, S_NARMA_NOTIFY, "crowd/notify"},  /* other windows exist */
+    {S_NARMA_NOTIFY, S_MPI_FLUSH_FLAG, "notify/flush_flag"},  /* MPI's own idiom */
+    {S_NARMA_NOTIFY_CROWD, S_NARMA_NOTIFY, "crowd/notify"},   /* other windows exist */
+    {S_NARMA_NOTIFY_CREATE, S_NARMA_NOTIFY, "create/notify"}, /* Win_create vs --flavor */
+    {S_NARMA_NOTIFY_DYNAMIC, S_NARMA_NOTIFY, "dynamic/notify"},
 };
 
 /* ---- options ----------------------------------------------------------- */

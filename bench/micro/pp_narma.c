@@ -42,12 +42,12 @@ void pp_narma_finalize(void) { NARMA_CHECK(NARMA_Finalize()); }
 /* A narma window of pp_flavor over `bytes` on comm (collective). *base is this rank's
  * memory, *mem what to free after the window (NULL for allocate), *peer_base what to
  * add to a target displacement at the other rank of the pair. */
-static void flavor_window(MPI_Comm comm, int peer, size_t bytes, unsigned char **base, void **mem,
-                          MPI_Aint *peer_base, NARMA_Win *win)
+static void flavor_window(enum pp_flavor flavor, MPI_Comm comm, int peer, size_t bytes,
+                          unsigned char **base, void **mem, MPI_Aint *peer_base, NARMA_Win *win)
 {
     *mem = NULL;
     *peer_base = 0;
-    switch (pp_flavor) {
+    switch (flavor) {
     case PP_ALLOCATE:
         NARMA_CHECK(NARMA_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, base, win));
         break;
@@ -66,13 +66,13 @@ static void flavor_window(MPI_Comm comm, int peer, size_t bytes, unsigned char *
         break;
     }
     default:
-        bench_die(BENCH_HERE, "unknown window flavor %d", (int)pp_flavor);
+        bench_die(BENCH_HERE, "unknown window flavor %d", (int)flavor);
     }
 }
 
-static void flavor_free(NARMA_Win *win, void *mem)
+static void flavor_free(enum pp_flavor flavor, NARMA_Win *win, void *mem)
 {
-    if (pp_flavor == PP_DYNAMIC) NARMA_CHECK(NARMA_Win_detach(*win, mem));
+    if (flavor == PP_DYNAMIC) NARMA_CHECK(NARMA_Win_detach(*win, mem));
     NARMA_CHECK(NARMA_Win_free(win));
     free(mem); /* after the window: it may be accessed until the free returns */
 }
@@ -83,15 +83,16 @@ void pp_narma_transport(const struct pp_env *env, char *buf, size_t len)
     void *mem;
     MPI_Aint peer_base;
     NARMA_Win win;
-    flavor_window(env->comm, env->peer, 64, &base, &mem, &peer_base, &win);
+    flavor_window(pp_flavor, env->comm, env->peer, 64, &base, &mem, &peer_base, &win);
     const char *t = NARMA_Win_get_transport(win);
     snprintf(buf, len, "%s", t ? t : "(null)");
-    flavor_free(&win, mem);
+    flavor_free(pp_flavor, &win, mem);
 }
 
 /* ---- shared window helpers -------------------------------------------- */
 
 struct narma_state {
+    enum pp_flavor flavor;
     NARMA_Win win;
     unsigned char *base;
     void *mem;              /* create, dynamic: the malloc'ed window memory */
@@ -107,11 +108,12 @@ struct narma_state {
     NARMA_Request ack;
 };
 
-static void win_setup(const struct pp_env *env, struct pp_inst *inst)
+static void win_setup_flavor(const struct pp_env *env, struct pp_inst *inst, enum pp_flavor flavor)
 {
     struct narma_state *st = calloc(1, sizeof *st);
     if (!st) bench_die(BENCH_HERE, "out of memory");
-    flavor_window(env->comm, env->peer, pp_region_bytes(env->max_size), &st->base, &st->mem,
+    st->flavor = flavor;
+    flavor_window(flavor, env->comm, env->peer, pp_region_bytes(env->max_size), &st->base, &st->mem,
                   &st->peer, &st->win);
     st->flag = (uint64_t *)(st->base + pp_flag_offset(env->max_size));
     *st->flag = 0; /* window memory starts undefined */
@@ -127,11 +129,16 @@ static void win_setup(const struct pp_env *env, struct pp_inst *inst)
     MPI_CHECK(MPI_Barrier(env->comm));
 }
 
+static void win_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup_flavor(env, inst, pp_flavor);
+}
+
 static void win_teardown(struct pp_inst *inst)
 {
     struct narma_state *st = inst->priv;
     MPI_CHECK(MPI_Group_free(&st->peer_group));
-    flavor_free(&st->win, st->mem);
+    flavor_free(st->flavor, &st->win, st->mem);
     free(inst->sbuf);
     free(st);
 }
@@ -274,9 +281,10 @@ const struct pp_scheme pp_narma_lock = {
 
 /* ---- narma_notify ------------------------------------------------------ */
 
-static int notify_setup(const struct pp_env *env, struct pp_inst *inst)
+static int notify_setup_flavor(const struct pp_env *env, struct pp_inst *inst,
+                               enum pp_flavor flavor)
 {
-    win_setup(env, inst);
+    win_setup_flavor(env, inst, flavor);
     struct narma_state *st = inst->priv;
     /* Listing 1 flushes after each Put_notify; a flush belongs in a passive-target epoch. */
     NARMA_CHECK(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, st->win));
@@ -341,10 +349,45 @@ static void notify_stream(struct pp_inst *inst, size_t size)
     }
 }
 
+static int notify_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    return notify_setup_flavor(env, inst, pp_flavor);
+}
+
 const struct pp_scheme pp_narma_notify = {
     .name = "narma_notify",
     .what = "Listing 1: Put_notify + Win_flush, Start/Wait on a persistent notification request",
     .setup = notify_setup,
+    .teardown = notify_teardown,
+    .round = notify_round,
+    .stream = notify_stream,
+};
+
+/* The same on a window of a fixed flavor whatever --flavor says, so that one run
+ * compares the flavors side by side (interleaved like every scheme). */
+static int notify_create_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    return notify_setup_flavor(env, inst, PP_CREATE);
+}
+
+static int notify_dynamic_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    return notify_setup_flavor(env, inst, PP_DYNAMIC);
+}
+
+const struct pp_scheme pp_narma_notify_create = {
+    .name = "narma_notify_create",
+    .what = "narma_notify on a Win_create window over malloc'ed memory",
+    .setup = notify_create_setup,
+    .teardown = notify_teardown,
+    .round = notify_round,
+    .stream = notify_stream,
+};
+
+const struct pp_scheme pp_narma_notify_dynamic = {
+    .name = "narma_notify_dynamic",
+    .what = "narma_notify on a dynamic window (one malloc'ed region attached)",
+    .setup = notify_dynamic_setup,
     .teardown = notify_teardown,
     .round = notify_round,
     .stream = notify_stream,

@@ -154,6 +154,9 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->fence_flat_max = flat;
     rc = narmat_select(w->comm, flavor, &w->ops);
     if (rc == NARMA_SUCCESS) rc = narmat_win_init(w, base, size, info);
+    /* Refused by every rank alike (e.g. user memory shm cannot share): the next transport. */
+    if (rc == NARMA_ERR_UNSUPPORTED && narmat_fallback(&w->ops) == NARMA_SUCCESS)
+        rc = narmat_win_init(w, base, size, info);
     if (rc != NARMA_SUCCESS) {
         win_release(w);
         return rc;

@@ -28,15 +28,16 @@ int narmat_ops_check(const struct narmat_ops *ops)
     return NARMA_ERR_INTERN;
 }
 
-/* shm serves windows whose memory narma allocates when every rank of the
- * communicator shares memory with every other; everything else (user memory
- * from Win_create, dynamic windows, ranks on several nodes) uses the portable
- * mpi transport. NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm
- * wherever it applies". Collective over comm. */
+/* shm serves Win_allocate and Win_create windows when every rank of the
+ * communicator shares memory with every other (a Win_create window whose
+ * memory some rank cannot share falls back: narmat_fallback); everything else
+ * (dynamic windows, ranks on several nodes) uses the portable mpi transport.
+ * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it
+ * applies". Collective over comm. */
 int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
-    if (narmai_g.forced_transport == 2 || flavor != MPI_WIN_FLAVOR_ALLOCATE)
+    if (narmai_g.forced_transport == 2 || flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return narmat_ops_check(*ops);
     MPI_Comm node;
     int size, nsize, all_local;
@@ -47,6 +48,13 @@ int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
     int mine = nsize == size;
     NARMAI_MPI(MPI_Allreduce(&mine, &all_local, 1, MPI_INT, MPI_LAND, comm));
     if (all_local) *ops = &narmat_shm_ops;
+    return narmat_ops_check(*ops);
+}
+
+int narmat_fallback(const struct narmat_ops **ops)
+{
+    if (*ops == &narmat_mpi_ops) return NARMA_ERR_UNSUPPORTED;
+    *ops = &narmat_mpi_ops;
     return narmat_ops_check(*ops);
 }
 

@@ -107,6 +107,11 @@ extern const struct narmat_ops narmat_mpi_ops;
 /* Choose the transport for a new window on comm (collective: every rank gets the same answer).
  * NARMA_ERR_INTERN if the chosen table fails narmat_ops_check. */
 int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops);
+
+/* The transport to try when the selected one refused a window with
+ * NARMA_ERR_UNSUPPORTED on every rank (the portable one); NARMA_ERR_UNSUPPORTED
+ * when there is none left. */
+int narmat_fallback(const struct narmat_ops **ops);
 /* NARMA_SUCCESS if ops->size is sizeof(struct narmat_ops) as this header defines it, else
  * NARMA_ERR_INTERN with a message naming the transport and both sizes. */
 int narmat_ops_check(const struct narmat_ops *ops);

@@ -162,12 +162,13 @@ struct narmat_mpi {
     uint64_t publish_every; /* reader: publish after this many records (slots / 4) */
     int progress_every;     /* poll: enter MPI's progress engine every n-th poll */
     int polls;
-    MPI_Aint *sizes; /* per rank: window size in bytes (create/allocate) */
-    int *units;      /* per rank: displacement unit */
-    uint8_t *dirty;  /* per target: data operations issued since the last flush */
-    uint64_t *hd;    /* per target: its ring's head as last read (only grows) */
-    int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
-    int locked;      /* both windows are in their lock_all epoch */
+    MPI_Aint *sizes;  /* per rank: window size in bytes (create/allocate) */
+    int *units;       /* per rank: displacement unit */
+    MPI_Aint *deltas; /* Win_create, per rank: bytes from the MPI window's base to the user's */
+    uint8_t *dirty;   /* per target: data operations issued since the last flush */
+    uint64_t *hd;     /* per target: its ring's head as last read (only grows) */
+    int unified;      /* ctl is read with loads (MPI_WIN_UNIFIED) */
+    int locked;       /* both windows are in their lock_all epoch */
     /* Dynamic windows (see "Attached regions" above). */
     struct narmat_mpi_region *regions; /* this rank's attached memory, dyn_cap entries */
     int nregions, dyn_cap;
@@ -180,6 +181,18 @@ struct narmat_mpi {
 };
 
 static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
+
+/* The displacement MPI gets: a Win_create window's MPI window has unit 1 and
+ * starts delta bytes below the user's base (see win_init). check_bounds
+ * accepted disp, so the product cannot overflow unless no byte is accessed. */
+static inline MPI_Aint mpi_disp(const struct narmai_win *w, const struct narmat_mpi *t, int target,
+                                MPI_Aint disp)
+{
+    MPI_Aint off;
+    if (w->flavor != MPI_WIN_FLAVOR_CREATE) return disp;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)t->units[target], &off)) return t->deltas[target];
+    return off + t->deltas[target];
+}
 
 static MPI_Aint pad_line(MPI_Aint n)
 {
@@ -220,6 +233,7 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     }
     free(t->sizes);
     free(t->units);
+    free(t->deltas);
     free(t->dirty);
     free(t->hd);
     free(t->regions);
@@ -285,10 +299,11 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->data = t->ctl = MPI_WIN_NULL;
         t->sizes = malloc(p * sizeof(*t->sizes));
         t->units = malloc(p * sizeof(*t->units));
+        t->deltas = calloc(p, sizeof(*t->deltas));
         t->dirty = calloc(p, 1);
         t->hd = calloc(p, sizeof(*t->hd));
     }
-    if (t == NULL || !t->sizes || !t->units || !t->dirty || !t->hd ||
+    if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd ||
         narmat_test_fail_alloc(w->rank, 1))
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
@@ -300,10 +315,18 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
      * MPICH 4.0.2 loses puts on MPI_Win_allocate windows whose size is not a
      * multiple of 16); bounds checks still use the user's size. */
     switch (w->flavor) {
-    case MPI_WIN_FLAVOR_CREATE:
-        NARMAT_MPI_TRY(MPI_Win_create(base, size, w->disp_unit, info, w->comm, &t->data));
+    case MPI_WIN_FLAVOR_CREATE: {
+        /* Debian's MPICH 4.0.2 aligns a Win_create base down to 16 bytes and moves every
+         * access with it: the MPI window starts at the cache line holding base, with
+         * displacement unit 1, and accesses add each target's offset (mpi_disp). */
+        char *aligned =
+            size > 0 ? (char *)((uintptr_t)base & ~(uintptr_t)(NARMAT_MPI_LINE - 1)) : (char *)base;
+        MPI_Aint delta = (char *)base - aligned;
+        NARMAT_MPI_TRY(MPI_Win_create(aligned, size + delta, 1, info, w->comm, &t->data));
+        NARMAT_MPI_TRY(MPI_Allgather(&delta, 1, MPI_AINT, t->deltas, 1, MPI_AINT, w->comm));
         w->base = base;
         break;
+    }
     case MPI_WIN_FLAVOR_ALLOCATE: {
         void *b = NULL;
         NARMAT_MPI_TRY(MPI_Win_allocate(pad_line(size), w->disp_unit, info, w->comm, &b, &t->data));
@@ -995,6 +1018,7 @@ static int narmat_mpi_put(struct narmai_win *w, const void *oaddr, int ocount, M
                           MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
+    disp = mpi_disp(w, t, target, disp);
     int done, rc = split_access(w, SPLIT_PUT, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL,
                                 target, disp, tcount, ttype, MPI_OP_NULL, &done);
     if (rc || done) return rc;
@@ -1011,6 +1035,7 @@ static int narmat_mpi_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Dat
                           MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
+    disp = mpi_disp(w, t, target, disp);
     int done, rc = split_access(w, SPLIT_GET, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL,
                                 target, disp, tcount, ttype, MPI_OP_NULL, &done);
     if (rc || done) return rc;
@@ -1027,6 +1052,7 @@ static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, M
                           int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
     struct narmat_mpi *t = tp_of(w);
+    disp = mpi_disp(w, t, target, disp);
     int done, rc = split_access(w, SPLIT_ACC, oaddr, ocount, otype, raddr, rcount, rtype, target,
                                 disp, tcount, ttype, op, &done);
     if (rc || done) return rc;
@@ -1049,6 +1075,7 @@ static int narmat_mpi_cas(struct narmai_win *w, const void *oaddr, const void *c
                           MPI_Datatype type, int target, MPI_Aint disp)
 {
     struct narmat_mpi *t = tp_of(w);
+    disp = mpi_disp(w, t, target, disp);
     t->dirty[target] = 1;
     NARMAI_MPI(MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
     return narmat_mpi_local_done(t, target, NULL);
@@ -1181,6 +1208,7 @@ static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int oc
                                  MPI_Datatype ttype, int tag)
 {
     struct narmat_mpi *t = tp_of(w);
+    disp = mpi_disp(w, t, target, disp);
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
@@ -1198,6 +1226,7 @@ static int narmat_mpi_get_notify(struct narmai_win *w, void *oaddr, int ocount, 
                                  int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
     struct narmat_mpi *t = tp_of(w);
+    disp = mpi_disp(w, t, target, disp);
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;
@@ -1216,6 +1245,7 @@ static int narmat_mpi_acc_notify(struct narmai_win *w, const void *oaddr, int oc
                                  MPI_Datatype ttype, MPI_Op op, int tag)
 {
     struct narmat_mpi *t = tp_of(w);
+    disp = mpi_disp(w, t, target, disp);
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
     if (rc) return rc;

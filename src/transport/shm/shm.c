@@ -22,11 +22,13 @@
  */
 #include "transport/transport.h"
 #include "transport/shm/ring.h"
+#include "transport/shm/usermem.h"
 #include "util/acc_ops.h"
 #include "util/dtype.h"
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define SHM_MAGIC          UINT64_C(0x6e61726d6173686d) /* "narmashm" */
 #define SHM_LAYOUT_VERSION 1
@@ -38,6 +40,8 @@ struct shm_peer {
     char *data;    /* its window memory */
     MPI_Aint size; /* its window size in bytes */
     int disp_unit;
+    char *map;      /* Win_create: my mapping of the peer's pages (NULL for myself) */
+    size_t map_len; /* its length */
 };
 
 struct shm_state {
@@ -48,6 +52,7 @@ struct shm_state {
     uint64_t *head_copy; /* per target: my copy of its ring's published head */
     uint32_t mask;       /* slots - 1 */
     size_t off_fence, off_grant, off_done, off_ring, off_data;
+    struct narmat_usermem um; /* Win_create: my pages, moved onto shared memory */
 };
 
 struct shm_hdr {
@@ -78,6 +83,17 @@ static inline uint64_t *acc_lock(struct shm_state *s, int rank)
     return (uint64_t *)(s->peers[rank].seg + 2 * LINE);
 }
 
+/* Win_create: unmap the peers' pages and put mine back on private memory. */
+static void shm_usermem_release(struct shm_state *s, int p)
+{
+    for (int r = 0; s->peers != NULL && r < p; r++)
+        if (s->peers[r].map != NULL) {
+            munmap(s->peers[r].map, s->peers[r].map_len);
+            s->peers[r].map = NULL;
+        }
+    narmat_usermem_restore(&s->um);
+}
+
 static void shm_state_free(struct shm_state *s)
 {
     if (s == NULL) return;
@@ -99,20 +115,69 @@ static int shm_test_fail(const struct narmai_win *w, int stage)
  * others blocked in the next collective: each failure point is followed by a
  * collective that carries every rank's status (the allreduce of the ring
  * geometry, the allgather of window sizes, the final allreduce that replaces
- * a barrier), and all ranks then return an error together. */
+ * a barrier), and all ranks then return an error together. A Win_create
+ * window whose memory some rank cannot share (see usermem.h) is refused by
+ * every rank with NARMA_ERR_UNSUPPORTED, so that all create it on another
+ * transport; a real error on any rank wins over that. */
+struct shm_status {
+    int err;      /* NARMA_SUCCESS or an error class other than NARMA_ERR_UNSUPPORTED */
+    int fallback; /* 1: this rank's memory cannot be shared */
+};
+
+static struct shm_status status_of(int rc)
+{
+    struct shm_status st = {rc == NARMA_ERR_UNSUPPORTED ? NARMA_SUCCESS : rc,
+                            rc == NARMA_ERR_UNSUPPORTED};
+    return st;
+}
+
+/* The window's verdict from every rank's status (the same on every rank). */
+static int shm_verdict(int rc, struct shm_status all)
+{
+    if (all.err != NARMA_SUCCESS)
+        return rc != NARMA_SUCCESS && rc != NARMA_ERR_UNSUPPORTED
+                   ? rc
+                   : NARMAI_ERR(all.err, "another rank could not create its part of the window");
+    if (all.fallback)
+        return rc == NARMA_ERR_UNSUPPORTED
+                   ? rc
+                   : NARMAI_ERR(NARMA_ERR_UNSUPPORTED,
+                                "another rank's Win_create memory cannot be shared");
+    return rc;
+}
+
+static int shm_agree(int rc, MPI_Comm comm, int *out)
+{
+    struct shm_status st = status_of(rc);
+    int v[2] = {st.err, st.fallback};
+    int mrc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm);
+    if (mrc != MPI_SUCCESS) {
+        *out = rc ? rc : narmai_mpi_error(mrc);
+        return -1;
+    }
+    st.err = v[0];
+    st.fallback = v[1];
+    *out = shm_verdict(rc, st);
+    return 0;
+}
+
 static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
-    (void)base;
     (void)info;
     const size_t p = (size_t)w->size;
+    const int create = w->flavor == MPI_WIN_FLAVOR_CREATE && size > 0;
     struct geom {
         MPI_Aint size;
         int disp_unit;
-        int status;   /* NARMA_SUCCESS, or this rank's error class */
-        int have_win; /* MPI created the shared window on this rank */
-    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0}, *all = malloc(p * sizeof(mine));
+        int status;                         /* NARMA_SUCCESS, or this rank's error class */
+        int have_win;                       /* MPI created the shared window on this rank */
+        MPI_Aint map_off;                   /* Win_create: base - first page */
+        size_t map_len;                     /* Win_create: bytes of whole pages */
+        char map_name[NARMAT_USERMEM_NAME]; /* Win_create: the pages' shared object */
+    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, ""}, *all = malloc(p * sizeof(mine));
     int rc = NARMA_SUCCESS, mrc, can_free = 0;
-    char *myseg = NULL;
+    char *myseg = NULL, *ustart = NULL, why[256] = "";
+    size_t ulen = 0;
     struct shm_state *s = calloc(1, sizeof(*s));
     if (s != NULL) {
         s->shwin = MPI_WIN_NULL;
@@ -123,27 +188,35 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window state");
     else if (size > PTRDIFF_MAX / 2)
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
+    else if (create) {
+        narmat_usermem_span(base, (size_t)size, &ustart, &ulen);
+        const char *env = getenv("NARMA_SHM_CREATE");
+        if (env != NULL && env[0] == '0')
+            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: Win_create memory is "
+                                                   "not moved to shared memory");
+        else if (!narmat_usermem_movable(ustart, ulen, why, sizeof why))
+            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+    }
 
     /* Agree on the ring geometry (every rank must use the same) and on stage 1. */
-    int agree[2] = {rc, (int)narmai_g.ring_slots};
-    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
+    int slots_max = (int)narmai_g.ring_slots;
+    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, &slots_max, 1, MPI_INT, MPI_MAX, w->comm)) !=
+        MPI_SUCCESS) {
         if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
         goto out;
     }
-    if (agree[0] != NARMA_SUCCESS) {
-        if (rc == NARMA_SUCCESS)
-            rc = NARMAI_ERR(agree[0], "another rank could not create its part of the window");
-        goto out;
-    }
-    const unsigned slots = (unsigned)agree[1];
+    if (shm_agree(rc, w->comm, &rc) || rc != NARMA_SUCCESS) goto out;
+    const unsigned slots = (unsigned)slots_max;
     s->mask = slots - 1;
     s->off_fence = 3 * LINE;
     s->off_grant = s->off_fence + NARMAT_FENCE_ROUNDS * LINE;
     s->off_done = s->off_grant + p * LINE;
     s->off_ring = s->off_done + p * LINE;
     s->off_data = align_up(s->off_ring + narmat_ring_bytes(slots), PAGE);
-    /* Pad to whole pages: some MPI libraries mishandle odd-sized segments. */
-    MPI_Aint total = (MPI_Aint)align_up(s->off_data + (size_t)size, PAGE);
+    /* Pad to whole pages: some MPI libraries mishandle odd-sized segments. The
+     * memory of a Win_create window stays where the program has it. */
+    MPI_Aint total = (MPI_Aint)align_up(
+        s->off_data + (w->flavor == MPI_WIN_FLAVOR_CREATE ? 0 : (size_t)size), PAGE);
 
     MPI_Info sinfo;
     MPI_Info_create(&sinfo);
@@ -161,7 +234,15 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         h->slot_count = slots;
         s->myring = (struct narmat_ring *)(myseg + s->off_ring);
         narmat_ring_init(s->myring, slots);
-        if (shm_test_fail(w, 2)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm segment");
+        if (shm_test_fail(w, 2))
+            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm segment");
+        else if (create && narmat_usermem_share(&s->um, ustart, ulen, why, sizeof why) != 0)
+            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+        else if (create) {
+            mine.map_off = (char *)base - ustart;
+            mine.map_len = ulen;
+            memcpy(mine.map_name, s->um.name, sizeof mine.map_name);
+        }
     } else {
         rc = narmai_mpi_error(mrc);
     }
@@ -176,17 +257,15 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
     /* MPI_Win_free is collective: the window can be freed on error only when
      * every rank holds it; one that MPI created on some ranks only is left to
      * MPI_Finalize. */
-    int worst = NARMA_SUCCESS;
+    struct shm_status worst = {NARMA_SUCCESS, 0};
     can_free = 1;
     for (size_t r = 0; r < p; r++) {
-        if (worst == NARMA_SUCCESS) worst = all[r].status;
+        struct shm_status st = status_of(all[r].status);
+        if (worst.err == NARMA_SUCCESS) worst.err = st.err;
+        worst.fallback |= st.fallback;
         can_free &= all[r].have_win;
     }
-    if (worst != NARMA_SUCCESS) {
-        if (rc == NARMA_SUCCESS)
-            rc = NARMAI_ERR(worst, "another rank could not create its part of the window");
-        goto out;
-    }
+    if ((rc = shm_verdict(rc, worst)) != NARMA_SUCCESS) goto out;
     for (int r = 0; r < w->size && rc == NARMA_SUCCESS; r++) {
         MPI_Aint qsize;
         int qdisp;
@@ -196,33 +275,45 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             rc = narmai_mpi_error(mrc);
             break;
         }
-        s->peers[r].seg = seg;
-        s->peers[r].data = seg + s->off_data;
-        s->peers[r].size = all[r].size;
-        s->peers[r].disp_unit = all[r].disp_unit;
+        struct shm_peer *pr = &s->peers[r];
+        pr->seg = seg;
+        pr->data = seg + s->off_data;
+        pr->size = all[r].size;
+        pr->disp_unit = all[r].disp_unit;
+        if (w->flavor != MPI_WIN_FLAVOR_CREATE) continue;
+        if (r == w->rank || all[r].size == 0) {
+            pr->data = r == w->rank ? base : NULL;
+            continue;
+        }
+        pr->map = narmat_usermem_map(all[r].map_name, all[r].map_len, why, sizeof why);
+        if (pr->map == NULL) {
+            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
+            break;
+        }
+        pr->map_len = all[r].map_len;
+        pr->data = pr->map + all[r].map_off;
     }
     if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
     /* Rings and control words are initialised everywhere before anyone uses
      * them (the fence orders our stores before the collective that doubles as
      * the barrier), and every rank learns whether all mapped their peers. */
     narmau_atomic_fence_seq_cst();
-    agree[0] = rc;
-    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, agree, 1, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
-        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+    if (shm_agree(rc, w->comm, &rc)) {
         /* The others may have returned success: a collective free here could wait for
          * them forever. The segment is left to MPI_Finalize. */
         can_free = 0;
-    } else if (agree[0] != NARMA_SUCCESS && rc == NARMA_SUCCESS) {
-        rc = NARMAI_ERR(agree[0], "another rank could not map the window");
     }
+    /* Every peer has mapped my pages (or failed): the name is no longer needed. */
+    narmat_usermem_unlink(&s->um);
 out:
     free(all);
     if (rc == NARMA_SUCCESS) {
-        w->base = size > 0 ? myseg + s->off_data : NULL;
+        w->base = w->flavor == MPI_WIN_FLAVOR_CREATE ? base : size > 0 ? myseg + s->off_data : NULL;
         w->tp = s;
         w->attr_win = s->shwin;
         return NARMA_SUCCESS;
     }
+    if (s != NULL) shm_usermem_release(s, w->size);
     if (can_free) MPI_Win_free(&s->shwin);
     shm_state_free(s);
     return rc;
@@ -234,6 +325,7 @@ static int shm_win_free(struct narmai_win *w)
     /* Nobody may still write into our segment (a late notification): the
      * barrier inside MPI_Win_free orders every rank's last access before it. */
     int rc = MPI_Win_free(&s->shwin);
+    shm_usermem_release(s, w->size);
     free(s->peers);
     free(s->head_copy);
     free(s);

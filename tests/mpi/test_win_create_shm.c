@@ -1,0 +1,189 @@
+/* narma-test: np=2,3,4 transports=shm,mpi timeout=90 */
+/*
+ * Win_create windows among ranks of one node use shm: the pages holding each
+ * rank's memory are moved in place onto shared memory for the window's life,
+ * so that the others reach it by load/store, and put back on private memory at
+ * Win_free. Checked here:
+ *   - heap memory at an odd address in a page it shares with other data: the
+ *     window is on shm (NARMA_TRANSPORT=mpi: on mpi), every access kind moves
+ *     the right bytes, the neighbours in the same pages keep their values while
+ *     the window exists and after it is freed, and the pages are private again
+ *     after Win_free (/proc/self/maps);
+ *   - a second window over the same memory while the first exists (the pages
+ *     are shared already) falls back to mpi on every rank, and both windows
+ *     see each other's writes (it is the same memory);
+ *   - a program global (the executable's data) and a window where some ranks
+ *     expose no memory;
+ *   - stack memory on one rank only: every rank falls back to mpi together.
+ */
+#include "common.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N   64 /* ints per rank */
+#define TAG 3
+
+static int rank, size, want_shm;
+static int global_arr[N + 3]; /* the executable's own data */
+
+/* "rw-p" or "rw-s" of the mapping holding addr, from /proc/self/maps. */
+static char map_kind(const void *addr)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512], perms[8], kind = '?';
+    unsigned long lo, hi, a = (unsigned long)(uintptr_t)addr;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi) kind = perms[3];
+    if (f) fclose(f);
+    return kind;
+}
+
+/* Every access kind to the right neighbour's window of N ints at mem, values checked. */
+static void exercise(NARMA_Win win, int *mem, const char *what)
+{
+    snprintf(test_detail, sizeof test_detail, "%s", what);
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int i = 0; i < N; i++)
+        mem[i] = -1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int v[N], g[N], one = 1, old = 0;
+    for (int i = 0; i < N; i++)
+        v[i] = 1000 * rank + i;
+    CHECK_RC(NARMA_Win_lock_all(0, win));
+    CHECK_RC(NARMA_Put(v, N, MPI_INT, right, 0, N, MPI_INT, win));
+    CHECK_RC(NARMA_Win_flush(right, win));
+    CHECK_RC(NARMA_Get(g, N, MPI_INT, right, 0, N, MPI_INT, win));
+    CHECK_RC(NARMA_Win_flush(right, win));
+    for (int i = 0; i < N; i++)
+        CHECK(g[i] == v[i], "get %d: %d, expected %d", i, g[i], v[i]);
+    CHECK_RC(NARMA_Accumulate(v, N, MPI_INT, right, 0, N, MPI_INT, MPI_SUM, win));
+    CHECK_RC(NARMA_Fetch_and_op(&one, &old, MPI_INT, right, 1, MPI_SUM, win));
+    CHECK_RC(NARMA_Win_flush(right, win));
+    CHECK(old == 2 * v[1], "fetch_and_op read %d, expected %d", old, 2 * v[1]);
+    CHECK_RC(NARMA_Put_notify(v, 2, MPI_INT, right, N - 2, 2, MPI_INT, win, TAG));
+    CHECK_RC(NARMA_Win_unlock_all(win));
+    NARMA_Request r;
+    CHECK_RC(NARMA_Notify_init(win, left, TAG, 1, &r));
+    CHECK_RC(NARMA_Start(&r));
+    CHECK_RC(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+    CHECK_RC(NARMA_Request_free(&r));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_RC(NARMA_Win_sync(win));
+    for (int i = 0; i < N; i++) {
+        int w = 2 * (1000 * left + i) + (i == 1);
+        if (i >= N - 2) w = 1000 * left + i - (N - 2);
+        if (mem[i] != w) {
+            fprintf(stderr, "rank %d mem:", rank);
+            for (int k = 0; k < N; k++)
+                fprintf(stderr, " %d", mem[k]);
+            fprintf(stderr, "\n");
+        }
+        CHECK(mem[i] == w, "element %d is %d, expected %d", i, mem[i], w);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void expect_transport(NARMA_Win win, int shm, const char *what)
+{
+    const char *t = NARMA_Win_get_transport(win);
+    CHECK(t != NULL && strcmp(t, shm ? "shm" : "mpi") == 0, "%s: transport %s, expected %s", what,
+          t ? t : "(null)", shm ? "shm" : "mpi");
+}
+
+int main(int argc, char **argv)
+{
+    test_init(&argc, &argv, "test_win_create_shm", 80);
+    rank = test_rank;
+    size = test_size;
+    const char *tr = getenv("NARMA_TRANSPORT");
+    want_shm = !(tr && strcmp(tr, "mpi") == 0);
+
+    test_phase("heap memory sharing its pages with other data");
+    /* 5 pages; the window starts 100 bytes into the second page, neighbours on both sides. */
+    const size_t ps = 4096;
+    char *blk = NULL;
+    CHECK(posix_memalign((void **)&blk, ps, 5 * ps) == 0, "posix_memalign");
+    for (size_t i = 0; i < 5 * ps; i++)
+        blk[i] = (char)(i * 7 + rank);
+    int *mem = (int *)(blk + ps + 100);
+    NARMA_Win win;
+    CHECK_RC(
+        NARMA_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    expect_transport(win, want_shm, "heap window");
+    if (want_shm) CHECK(map_kind(mem) == 's', "the window's pages are not shared");
+    exercise(win, mem, "heap window");
+    for (size_t i = 0; i < 5 * ps; i++) {
+        if (i >= ps + 100 && i < ps + 100 + N * sizeof(int)) continue;
+        CHECK(blk[i] == (char)(i * 7 + rank), "byte %zu beside the window changed", i);
+    }
+
+    test_phase("a second window over the same memory falls back to mpi");
+    NARMA_Win win2;
+    CHECK_RC(
+        NARMA_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win2));
+    expect_transport(win2, 0, "second window");
+    exercise(win2, mem, "second window");
+    /* Both windows are the same memory: a put through one is seen through the other. */
+    int x = 4242 + rank, y = 0;
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    CHECK_RC(NARMA_Win_lock_all(0, win));
+    CHECK_RC(NARMA_Put(&x, 1, MPI_INT, right, 5, 1, MPI_INT, win));
+    CHECK_RC(NARMA_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_RC(NARMA_Win_lock_all(0, win2));
+    CHECK_RC(NARMA_Get(&y, 1, MPI_INT, right, 5, 1, MPI_INT, win2));
+    CHECK_RC(NARMA_Win_unlock_all(win2));
+    CHECK(y == x, "win2 read %d where win wrote %d", y, x);
+    CHECK(mem[5] == 4242 + left, "local word is %d, expected %d", mem[5], 4242 + left);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_RC(NARMA_Win_free(&win2));
+    int keep[N];
+    memcpy(keep, mem, sizeof keep);
+    CHECK_RC(NARMA_Win_free(&win));
+
+    test_phase("after Win_free: private pages, same contents");
+    CHECK(map_kind(mem) == 'p', "the window's pages are still shared after Win_free");
+    CHECK(memcmp(keep, mem, sizeof keep) == 0, "the window's contents changed at Win_free");
+    for (size_t i = 0; i < 5 * ps; i++) {
+        if (i >= ps + 100 && i < ps + 100 + N * sizeof(int)) continue;
+        CHECK(blk[i] == (char)(i * 7 + rank), "byte %zu beside the window changed at free", i);
+    }
+    free(blk);
+
+    test_phase("a program global; the last rank exposes no memory");
+    int *gmem = global_arr + 1;
+    CHECK_RC(NARMA_Win_create(rank == size - 1 ? NULL : gmem,
+                              rank == size - 1 ? 0 : N * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &win));
+    expect_transport(win, want_shm, "global window");
+    {
+        int v = 77 + rank, g = 0, tgt = (rank + 1) % size;
+        if (tgt == size - 1) tgt = 0;
+        CHECK_RC(NARMA_Win_lock_all(0, win));
+        CHECK_RC(NARMA_Put(&v, 1, MPI_INT, tgt, rank, 1, MPI_INT, win));
+        CHECK_RC(NARMA_Win_flush(tgt, win));
+        CHECK_RC(NARMA_Get(&g, 1, MPI_INT, tgt, rank, 1, MPI_INT, win));
+        CHECK_RC(NARMA_Win_flush(tgt, win));
+        CHECK(g == v, "global window: read %d, expected %d", g, v);
+        CHECK_ERR(NARMA_Put(&v, 1, MPI_INT, size - 1, 0, 1, MPI_INT, win), NARMA_ERR_DISP);
+        CHECK_RC(NARMA_Win_unlock_all(win));
+    }
+    CHECK_RC(NARMA_Win_free(&win));
+
+    test_phase("stack memory on rank 0 only: every rank falls back to mpi");
+    {
+        int stackmem[N];
+        int *heap = calloc(N, sizeof(int));
+        int *m = rank == 0 ? stackmem : heap;
+        CHECK_RC(
+            NARMA_Win_create(m, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        expect_transport(win, 0, "stack window");
+        exercise(win, m, "stack window");
+        CHECK_RC(NARMA_Win_free(&win));
+        free(heap);
+    }
+    return test_finish();
+}
