@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 #
 # Run test suites that narma's authors did not write against narma:
-#   ./scripts/foreign-suites.sh [--transports shm,mpi] [--only REGEX] [--timeout S] [--work DIR]
-#                               [--list] PATH...
+#   ./scripts/foreign-suites.sh [--transports shm,mpi] [--only REGEX] [--skip REGEX] [--timeout S]
+#                               [--work DIR] [--list] PATH...
 #
 # Each PATH is a copy you fetched yourself (their code never enters this repository):
 #   - foMPI-NA (https://github.com/spcl/foMPI-NA): the repository or its tests/test_foMPI-NA;
@@ -34,6 +34,7 @@ root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 here="$root/scripts/foreign"
 transports="shm,mpi"
 only=""
+skip=""
 timeout_default=180 # MPICH runtests' default
 list_only=0
 work=""
@@ -50,6 +51,8 @@ while [ $# -gt 0 ]; do
     --transports=*) transports="${1#*=}" ;;
     --only) only="${2:?}"; shift ;;
     --only=*) only="${1#*=}" ;;
+    --skip) skip="${2:?}"; shift ;;
+    --skip=*) skip="${1#*=}" ;;
     --timeout) timeout_default="${2:?}"; shift ;;
     --timeout=*) timeout_default="${1#*=}" ;;
     --work) work="${2:?}"; shift ;;
@@ -184,7 +187,7 @@ nobuild() { # suite name np log
     echo "        build log: $4"
 }
 
-selected() { [ -z "$only" ] || [[ "$1" =~ $only ]]; }
+selected() { { [ -z "$only" ] || [[ "$1" =~ $only ]]; } && { [ -z "$skip" ] || ! [[ "$1" =~ $skip ]]; }; }
 
 # ---- foMPI-NA -------------------------------------------------------------------------------
 run_fompi() {
