@@ -9,9 +9,10 @@
  *     the right bytes, the neighbours in the same pages keep their values while
  *     the window exists and after it is freed, and the pages are private again
  *     after Win_free (/proc/self/maps);
- *   - a second window over the same memory while the first exists (the pages
- *     are shared already) falls back to mpi on every rank, and both windows
- *     see each other's writes (it is the same memory);
+ *   - a second window over the same memory while the first exists uses the
+ *     same shared pages (both see each other's writes, and freeing the first
+ *     leaves them shared for the second); a window over moved and unmoved
+ *     pages at once falls back to mpi on every rank;
  *   - a program global (the executable's data) and a window where some ranks
  *     expose no memory;
  *   - stack memory on one rank only: every rank falls back to mpi together.
@@ -120,11 +121,11 @@ int main(int argc, char **argv)
         CHECK(blk[i] == (char)(i * 7 + rank), "byte %zu beside the window changed", i);
     }
 
-    test_phase("a second window over the same memory falls back to mpi");
+    test_phase("a second window over the same memory shares the same pages");
     NARMA_Win win2;
     CHECK_RC(
         NARMA_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win2));
-    expect_transport(win2, 0, "second window");
+    expect_transport(win2, want_shm, "second window");
     exercise(win2, mem, "second window");
     /* Both windows are the same memory: a put through one is seen through the other. */
     int x = 4242 + rank, y = 0;
@@ -139,10 +140,39 @@ int main(int argc, char **argv)
     CHECK(y == x, "win2 read %d where win wrote %d", y, x);
     CHECK(mem[5] == 4242 + left, "local word is %d, expected %d", mem[5], 4242 + left);
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_RC(NARMA_Win_free(&win2));
+
+    test_phase("a window over shared and private pages at once falls back to mpi");
+    {
+        /* From 64 bytes before the window's pages into the next page: the first page is
+         * private, the rest is shared. */
+        char *lo = blk + ps - 64;
+        NARMA_Win win3;
+        CHECK_RC(NARMA_Win_create(lo, 256, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win3));
+        expect_transport(win3, 0, "window over shared and private pages");
+        char g = 0;
+        CHECK_RC(NARMA_Win_lock_all(0, win3));
+        CHECK_RC(NARMA_Get(&g, 1, MPI_CHAR, right, 0, 1, MPI_CHAR, win3));
+        CHECK_RC(NARMA_Win_unlock_all(win3));
+        CHECK(g == (char)((ps - 64) * 7 + right), "win3 read %d", g);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_RC(NARMA_Win_free(&win3));
+    }
+
+    test_phase("free the first window: the second still shares the pages");
     int keep[N];
     memcpy(keep, mem, sizeof keep);
     CHECK_RC(NARMA_Win_free(&win));
+    if (want_shm) CHECK(map_kind(mem) == 's', "the pages were unshared under the second window");
+    CHECK_RC(NARMA_Win_lock_all(0, win2));
+    x = 777 + rank;
+    CHECK_RC(NARMA_Put(&x, 1, MPI_INT, right, 6, 1, MPI_INT, win2));
+    CHECK_RC(NARMA_Win_unlock_all(win2));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(mem[6] == 777 + left, "after the first free: word is %d, expected %d", mem[6],
+          777 + left);
+    keep[6] = mem[6];
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_RC(NARMA_Win_free(&win2));
 
     test_phase("after Win_free: private pages, same contents");
     CHECK(map_kind(mem) == 'p', "the window's pages are still shared after Win_free");

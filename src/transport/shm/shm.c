@@ -239,8 +239,8 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         else if (create && narmat_usermem_share(&s->um, ustart, ulen, why, sizeof why) != 0)
             rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
         else if (create) {
-            mine.map_off = (char *)base - ustart;
-            mine.map_len = ulen;
+            mine.map_off = (char *)base - s->um.obj_start;
+            mine.map_len = s->um.obj_len;
             memcpy(mine.map_name, s->um.name, sizeof mine.map_name);
         }
     } else {
@@ -303,8 +303,6 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
          * them forever. The segment is left to MPI_Finalize. */
         can_free = 0;
     }
-    /* Every peer has mapped my pages (or failed): the name is no longer needed. */
-    narmat_usermem_unlink(&s->um);
 out:
     free(all);
     if (rc == NARMA_SUCCESS) {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -51,10 +52,83 @@ void narmat_usermem_span(const void *base, size_t size, char **start, size_t *le
     *len = hi - lo;
 }
 
+/* Moved ranges of this process (few: one per field array), newest first.
+ * Window creation is collective and of one thread: no locking. */
+struct narmat_usermem_obj {
+    struct narmat_usermem_obj *next;
+    char *start;
+    size_t len;
+    int refs;                       /* windows holding it */
+    int fd;                         /* the object, kept open until its last window is freed */
+    int anon;                       /* 1: it has no name (O_TMPFILE): peers open /proc/PID/fd/N */
+    char name[NARMAT_USERMEM_NAME]; /* what the peers open */
+};
+static struct narmat_usermem_obj *objs;
+
+static struct narmat_usermem_obj *obj_holding(const char *start, size_t len)
+{
+    for (struct narmat_usermem_obj *o = objs; o != NULL; o = o->next)
+        if (start >= o->start && start + len <= o->start + o->len) return o;
+    return NULL;
+}
+
+static int obj_overlaps(const char *start, size_t len)
+{
+    for (struct narmat_usermem_obj *o = objs; o != NULL; o = o->next)
+        if (start < o->start + o->len && o->start < start + len) return 1;
+    return 0;
+}
+
+/* A process that ends without freeing its windows leaves no names behind. */
+static void unlink_all(void)
+{
+    for (struct narmat_usermem_obj *o = objs; o != NULL; o = o->next)
+        if (!o->anon) shm_unlink(o->name);
+}
+
+static unsigned serial;
+
+/* A new object: without a name where the kernel allows (O_TMPFILE on
+ * /dev/shm), so that nothing is left in /dev/shm if the process dies; else a
+ * named one whose name stays until its last window is freed (or exit). */
+static int obj_create(struct narmat_usermem_obj *o, char *why, size_t whylen)
+{
+    o->fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (o->fd >= 0) {
+        o->anon = 1;
+        return 0;
+    }
+    snprintf(o->name, sizeof o->name, "/narma-win.%ld.%u", (long)getpid(), serial++);
+    o->fd = shm_open(o->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (o->fd < 0) {
+        snprintf(why, whylen, "shm_open(%s): %s", o->name, strerror(errno));
+        o->name[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* The name the peers open: an anonymous object is reached through this
+ * process's descriptor (/proc/PID/fd/N, open to processes of the same user;
+ * where /proc hides other processes, the peers fail to map it and the window
+ * falls back to mpi), so no name ever exists for it. */
+static int obj_publish(struct narmat_usermem_obj *o, char *why, size_t whylen)
+{
+    (void)why, (void)whylen;
+    if (o->anon) snprintf(o->name, sizeof o->name, "/proc/%ld/fd/%d", (long)getpid(), o->fd);
+    return 0;
+}
+
 /* Every byte of the range lies in mappings of /proc/self/maps that are private
  * and writable and are the heap, anonymous memory or the program's own file. */
 int narmat_usermem_movable(const char *start, size_t len, char *why, size_t whylen)
 {
+    if (obj_holding(start, len) != NULL) return 1;
+    if (obj_overlaps(start, len)) {
+        snprintf(why, whylen, "memory at %p is partly in pages another window shares",
+                 (const void *)start);
+        return 0;
+    }
     char exe[4096] = "";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
@@ -101,47 +175,63 @@ int narmat_usermem_movable(const char *start, size_t len, char *why, size_t whyl
 int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char *why,
                          size_t whylen)
 {
-    static unsigned serial;
-    m->start = NULL;
-    m->len = 0;
-    snprintf(m->name, sizeof m->name, "/narma-win.%ld.%u", (long)getpid(), serial++);
-    int fd = shm_open(m->name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        snprintf(why, whylen, "shm_open(%s): %s", m->name, strerror(errno));
-        m->name[0] = '\0';
+    static int atexit_set;
+    memset(m, 0, sizeof *m);
+    struct narmat_usermem_obj *o = obj_holding(start, len);
+    if (o == NULL) {
+        if (!atexit_set) atexit_set = atexit(unlink_all) == 0;
+        o = calloc(1, sizeof *o);
+        if (o == NULL) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        if (obj_create(o, why, whylen) != 0) {
+            free(o);
+            return -1;
+        }
+        void *tmp = MAP_FAILED;
+        if (ftruncate(o->fd, (off_t)len) != 0 ||
+            (tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, 0)) == MAP_FAILED) {
+            snprintf(why, whylen, "%s of %zu bytes: %s", tmp == MAP_FAILED ? "mmap" : "ftruncate",
+                     len, strerror(errno));
+            goto fail;
+        }
+        /* Copy, then map the object over the pages: nothing may write them in between. */
+        copy_pages(tmp, start, len);
+        if (mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, o->fd, 0) != start) {
+            snprintf(why, whylen, "mmap over the window's pages: %s", strerror(errno));
+            munmap(tmp, len);
+            goto fail;
+        }
+        munmap(tmp, len);
+        o->start = start;
+        o->len = len;
+        o->next = objs;
+        objs = o;
+    }
+    if (obj_publish(o, why, whylen) != 0) {
+        if (o->refs == 0) narmat_usermem_restore(&(struct narmat_usermem){.obj = o});
         return -1;
     }
-    void *tmp = MAP_FAILED;
-    if (ftruncate(fd, (off_t)len) != 0 ||
-        (tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-        snprintf(why, whylen, "%s of %zu bytes: %s", tmp == MAP_FAILED ? "mmap" : "ftruncate", len,
-                 strerror(errno));
-        goto fail;
-    }
-    /* Copy, then map the object over the pages: nothing may write them in between. */
-    copy_pages(tmp, start, len);
-    if (mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != start) {
-        snprintf(why, whylen, "mmap over the window's pages: %s", strerror(errno));
-        munmap(tmp, len);
-        goto fail;
-    }
-    munmap(tmp, len);
-    close(fd);
-    m->start = start;
-    m->len = len;
+    o->refs++;
+    m->obj = o;
+    m->obj_start = o->start;
+    m->obj_len = o->len;
+    memcpy(m->name, o->name, sizeof m->name);
     return 0;
 fail:
-    close(fd);
-    shm_unlink(m->name);
-    m->name[0] = '\0';
+    close(o->fd);
+    if (!o->anon) shm_unlink(o->name);
+    free(o);
     return -1;
 }
 
 void *narmat_usermem_map(const char *name, size_t len, char *why, size_t whylen)
 {
-    int fd = shm_open(name, O_RDWR, 0);
+    int fd = strncmp(name, "/proc/", 6) == 0 ? open(name, O_RDWR | O_CLOEXEC)
+                                             : shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
-        snprintf(why, whylen, "shm_open(%s): %s", name, strerror(errno));
+        snprintf(why, whylen, "opening %s: %s", name, strerror(errno));
         return NULL;
     }
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -154,34 +244,35 @@ void *narmat_usermem_map(const char *name, size_t len, char *why, size_t whylen)
     return p;
 }
 
-void narmat_usermem_unlink(struct narmat_usermem *m)
-{
-    if (m->name[0] != '\0') shm_unlink(m->name);
-    m->name[0] = '\0';
-}
-
 void narmat_usermem_restore(struct narmat_usermem *m)
 {
-    narmat_usermem_unlink(m);
-    if (m->start == NULL) return;
+    struct narmat_usermem_obj *o = m->obj;
+    m->obj = NULL;
+    if (o == NULL || (o->refs > 0 && --o->refs > 0)) return;
+    for (struct narmat_usermem_obj **pp = &objs; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    if (!o->anon) shm_unlink(o->name);
+    close(o->fd);
     /* A private copy moved over the pages in one step: the pages never read as
      * anything but their contents. On failure the shared pages stay (still
      * this process's memory, with the same contents). */
-    void *tmp = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *tmp = mmap(NULL, o->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (tmp != MAP_FAILED) {
-        copy_pages(tmp, m->start, m->len);
-        void *r = mremap(tmp, m->len, m->len, MREMAP_MAYMOVE | MREMAP_FIXED, m->start);
-        if (r != m->start) {
+        copy_pages(tmp, o->start, o->len);
+        void *r = mremap(tmp, o->len, o->len, MREMAP_MAYMOVE | MREMAP_FIXED, o->start);
+        if (r != o->start) {
             /* Some MPI libraries wrap mremap (memory hooks of registration caches) and
              * not every wrapper honours MREMAP_FIXED: map private pages over the
              * range, then copy the contents back. */
             void *back = r != MAP_FAILED ? r : tmp;
-            if (mmap(m->start, m->len, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m->start)
-                copy_pages(m->start, back, m->len);
-            munmap(back, m->len);
+            if (mmap(o->start, o->len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == o->start)
+                copy_pages(o->start, back, o->len);
+            munmap(back, o->len);
         }
     }
-    m->start = NULL;
-    m->len = 0;
+    free(o);
 }

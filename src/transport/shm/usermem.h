@@ -15,6 +15,9 @@
  * moved (the heap, anonymous mappings, the program's own data and bss); the
  * stack, shared or file mappings of other files and memory already shared are
  * refused with the reason, and the window then uses the mpi transport.
+ * Another window over pages that are already moved (an east-west and a
+ * north-south halo plan over the same fields) uses the same object; one that
+ * covers moved and unmoved pages at once cannot be shared.
  */
 #ifndef NARMAT_SHM_USERMEM_H
 #define NARMAT_SHM_USERMEM_H
@@ -23,29 +26,35 @@
 
 #define NARMAT_USERMEM_NAME 48
 
+struct narmat_usermem_obj; /* a range of moved pages and its object (usermem.c) */
+
+/* One window's hold on moved pages. */
 struct narmat_usermem {
-    char *start; /* first page holding the window, or NULL when nothing was moved */
-    size_t len;  /* bytes of whole pages */
-    char name[NARMAT_USERMEM_NAME]; /* the object's name while it is linked, else "" */
+    struct narmat_usermem_obj *obj; /* NULL when this window holds none */
+    char *obj_start;                /* first page of the object, in this process */
+    size_t obj_len;                 /* its bytes */
+    char name[NARMAT_USERMEM_NAME]; /* its name, for the peers to open */
 };
 
 /* Whole pages holding [base, base + size). */
 void narmat_usermem_span(const void *base, size_t size, char **start, size_t *len);
 
-/* 1 when [start, start + len) may be moved; else 0 and a reason in why. */
+/* 1 when [start, start + len) may be shared (it lies inside pages already
+ * moved for another window, or it may be moved); else 0 and a reason in why. */
 int narmat_usermem_movable(const char *start, size_t len, char *why, size_t whylen);
 
-/* Move the pages onto a new object (its name in m->name). 0, or -1 with why. */
+/* Share the pages: inside pages an earlier window moved, that object is
+ * used again (counted); otherwise the pages move onto a new object. 0, or -1
+ * with why. m->name is what the peers open: /proc/PID/fd/N of an object
+ * that has no name (O_TMPFILE on /dev/shm), else its /dev/shm name. */
 int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char *why,
                          size_t whylen);
 
 /* Map a peer's object (NULL with why on failure). */
 void *narmat_usermem_map(const char *name, size_t len, char *why, size_t whylen);
 
-/* Unlink the object's name (peers keep their mappings). */
-void narmat_usermem_unlink(struct narmat_usermem *m);
-
-/* Put the pages back onto private anonymous memory, contents kept, and unlink. */
+/* Drop this window's hold; the last one unlinks the name and puts the pages
+ * back onto private anonymous memory, contents kept. */
 void narmat_usermem_restore(struct narmat_usermem *m);
 
 #endif /* NARMAT_SHM_USERMEM_H */
