@@ -15,7 +15,7 @@ module narma_halo
   integer, parameter, public :: NARMA_HALO_DEFAULT = 0, NARMA_HALO_P2P = 1, &
        NARMA_HALO_FENCE = 2, NARMA_HALO_PSCW = 3, NARMA_HALO_PSCW_NB = 4, &
        NARMA_HALO_LOCK = 5, NARMA_HALO_DYNAMIC = 6, NARMA_HALO_NOTIFY = 7, &
-       NARMA_HALO_NSTRATEGIES = 8
+       NARMA_HALO_NOTIFY_FIELDS = 8, NARMA_HALO_NSTRATEGIES = 9
   integer, parameter, public :: NARMA_HALO_EW = 1, NARMA_HALO_NS = 2, NARMA_HALO_BOTH = 3
   integer, parameter, public :: NARMA_HALO_LAYOUT_ZYX = 0, NARMA_HALO_LAYOUT_XYZ = 1
   integer, parameter, public :: NARMA_HALO_ERR_TOPOLOGY = 64, NARMA_HALO_ERR_SHAPE = 65, &

@@ -62,15 +62,19 @@ typedef struct narmah_plan *NARMA_Halo_plan;
 
 /** Communication strategies. The values are stable (Fortran uses them). */
 typedef enum {
-    NARMA_HALO_DEFAULT = 0, /**< $NARMA_HALO_STRATEGY if set, else NARMA_HALO_P2P */
-    NARMA_HALO_P2P,         /**< MPI_Irecv / MPI_Isend / MPI_Waitall of packed buffers */
-    NARMA_HALO_FENCE,       /**< fence epochs, one Put per neighbour */
-    NARMA_HALO_PSCW,        /**< post/start/complete/wait with groups built once */
-    NARMA_HALO_PSCW_NB,     /**< nonblocking ipost/istart/icomplete/iwait epochs */
-    NARMA_HALO_LOCK,        /**< lock_all held for the plan's life; Put, flush, flag */
-    NARMA_HALO_DYNAMIC,     /**< dynamic window with the plan's receive buffers attached
-                                 (addresses exchanged once per plan); PSCW; packed Put */
-    NARMA_HALO_NOTIFY,      /**< one Put_notify per neighbour, one counting request */
+    NARMA_HALO_DEFAULT = 0,   /**< $NARMA_HALO_STRATEGY if set, else NARMA_HALO_P2P */
+    NARMA_HALO_P2P,           /**< MPI_Irecv / MPI_Isend / MPI_Waitall of packed buffers */
+    NARMA_HALO_FENCE,         /**< fence epochs, one Put per neighbour */
+    NARMA_HALO_PSCW,          /**< post/start/complete/wait with groups built once */
+    NARMA_HALO_PSCW_NB,       /**< nonblocking ipost/istart/icomplete/iwait epochs */
+    NARMA_HALO_LOCK,          /**< lock_all held for the plan's life; Put, flush, flag */
+    NARMA_HALO_DYNAMIC,       /**< dynamic window with the plan's receive buffers attached
+                                   (addresses exchanged once per plan); PSCW; packed Put */
+    NARMA_HALO_NOTIFY,        /**< one Put_notify per neighbour, one counting request */
+    NARMA_HALO_NOTIFY_FIELDS, /**< the fields themselves exposed (Win_create at the first
+                                   exchange, kept until plan free): one Put_notify per
+                                   neighbour and field straight into its halo, after a
+                                   credit from it; no packing or unpacking */
     NARMA_HALO_NSTRATEGIES
 } NARMA_Halo_strategy;
 
@@ -170,7 +174,7 @@ NARMA_API int NARMA_Halo_plan_free(NARMA_Halo_plan *plan);
 NARMA_API NARMA_Halo_strategy NARMA_Halo_plan_strategy(NARMA_Halo_plan plan);
 
 /** Name of a strategy ("p2p", "fence", "pscw", "pscw_nb", "lock", "dynamic",
- *  "notify"; "default"); "unknown" for other values. Never NULL. */
+ *  "notify", "notify_fields"; "default"); "unknown" for other values. Never NULL. */
 NARMA_API const char *NARMA_Halo_strategy_name(NARMA_Halo_strategy strategy);
 
 /** Strategy from its name (as NARMA_Halo_strategy_name spells it).

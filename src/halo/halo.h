@@ -46,6 +46,7 @@ typedef struct {
     size_t recv_off;        /* slot of parity 0 in my receive buffer; parity 1 at + recv_stride */
     MPI_Aint target_disp;   /* parity-0 slot for me in the peer's receive buffer */
     MPI_Aint target_stride; /* the peer's parity stride (its link set may differ from ours) */
+    narmah_box peer_recv;   /* the peer's halo box for this link, over its field (its shape) */
 } narmah_link;
 
 struct narmah_plan;
@@ -87,7 +88,8 @@ typedef struct narmah_plan narmah_plan;
 
 extern const narmah_strategy_ops *const narmah_strategies[NARMA_HALO_NSTRATEGIES];
 extern const narmah_strategy_ops narmah_p2p_ops, narmah_fence_ops, narmah_pscw_ops,
-    narmah_pscw_nb_ops, narmah_lock_ops, narmah_dynamic_ops, narmah_notify_ops;
+    narmah_pscw_nb_ops, narmah_lock_ops, narmah_dynamic_ops, narmah_notify_ops,
+    narmah_notify_fields_ops;
 
 /* Direction geometry: dx, dy of direction k and its opposite. */
 extern const int narmah_dx[NARMAH_MAXLINKS], narmah_dy[NARMAH_MAXLINKS];

@@ -13,14 +13,18 @@ const int narmah_dy[NARMAH_MAXLINKS] = {0, 0, -1, +1, -1, +1, -1, +1};
 
 const narmah_strategy_ops *const narmah_strategies[NARMA_HALO_NSTRATEGIES] = {
     [NARMA_HALO_DEFAULT] = &narmah_p2p_ops, /* never used: resolved at creation */
-    [NARMA_HALO_P2P] = &narmah_p2p_ops,       [NARMA_HALO_FENCE] = &narmah_fence_ops,
-    [NARMA_HALO_PSCW] = &narmah_pscw_ops,     [NARMA_HALO_PSCW_NB] = &narmah_pscw_nb_ops,
-    [NARMA_HALO_LOCK] = &narmah_lock_ops,     [NARMA_HALO_DYNAMIC] = &narmah_dynamic_ops,
+    [NARMA_HALO_P2P] = &narmah_p2p_ops,
+    [NARMA_HALO_FENCE] = &narmah_fence_ops,
+    [NARMA_HALO_PSCW] = &narmah_pscw_ops,
+    [NARMA_HALO_PSCW_NB] = &narmah_pscw_nb_ops,
+    [NARMA_HALO_LOCK] = &narmah_lock_ops,
+    [NARMA_HALO_DYNAMIC] = &narmah_dynamic_ops,
     [NARMA_HALO_NOTIFY] = &narmah_notify_ops,
+    [NARMA_HALO_NOTIFY_FIELDS] = &narmah_notify_fields_ops,
 };
 
 static const char *const strategy_names[NARMA_HALO_NSTRATEGIES] = {
-    "default", "p2p", "fence", "pscw", "pscw_nb", "lock", "dynamic", "notify"};
+    "default", "p2p", "fence", "pscw", "pscw_nb", "lock", "dynamic", "notify", "notify_fields"};
 
 const char *NARMA_Halo_strategy_name(NARMA_Halo_strategy s)
 {
@@ -264,6 +268,7 @@ static int handshake(narmah_plan *p)
             return NARMA_HALO_ERR_SHAPE;
         l->target_disp = (MPI_Aint)t->recv_disp[o];
         l->target_stride = (MPI_Aint)t->recv_stride;
+        l->peer_recv = link_box(p, o, t->nx, t->ny, 1);
     }
     return NARMA_SUCCESS;
 }

@@ -44,6 +44,27 @@ __attribute__((no_sanitize_address)) static void copy_pages(void *dst, const voi
 static void copy_pages(void *dst, const void *src, size_t len) { memcpy(dst, src, len); }
 #endif
 
+/* The object's contents from the pages: write() copies straight into the
+ * object's pages, with no mapping of it to fault in (under AddressSanitizer,
+ * whose write() checks every byte, through a mapping). */
+static int fill_object(int fd, const char *start, size_t len)
+{
+#ifdef NARMAT_ASAN
+    void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (tmp == MAP_FAILED) return -1;
+    copy_pages(tmp, start, len);
+    munmap(tmp, len);
+#else
+    for (size_t done = 0; done < len;) {
+        ssize_t w = pwrite(fd, start + done, len - done, (off_t)done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        done += (size_t)w;
+    }
+#endif
+    return 0;
+}
+
 void narmat_usermem_span(const void *base, size_t size, char **start, size_t *len)
 {
     const uintptr_t ps = page_size(), b = (uintptr_t)base;
@@ -189,21 +210,19 @@ int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char
             free(o);
             return -1;
         }
-        void *tmp = MAP_FAILED;
-        if (ftruncate(o->fd, (off_t)len) != 0 ||
-            (tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, 0)) == MAP_FAILED) {
-            snprintf(why, whylen, "%s of %zu bytes: %s", tmp == MAP_FAILED ? "mmap" : "ftruncate",
-                     len, strerror(errno));
+        /* Copy, then map the object over the pages (page tables filled at once:
+         * the program's next accesses do not fault): nothing may write them in
+         * between. */
+        if (ftruncate(o->fd, (off_t)len) != 0 || fill_object(o->fd, start, len) != 0) {
+            snprintf(why, whylen, "copying %zu bytes into the shared object: %s", len,
+                     strerror(errno));
             goto fail;
         }
-        /* Copy, then map the object over the pages: nothing may write them in between. */
-        copy_pages(tmp, start, len);
-        if (mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, o->fd, 0) != start) {
+        if (mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, o->fd,
+                 0) != start) {
             snprintf(why, whylen, "mmap over the window's pages: %s", strerror(errno));
-            munmap(tmp, len);
             goto fail;
         }
-        munmap(tmp, len);
         o->start = start;
         o->len = len;
         o->next = objs;
@@ -259,7 +278,8 @@ void narmat_usermem_restore(struct narmat_usermem *m)
     /* A private copy moved over the pages in one step: the pages never read as
      * anything but their contents. On failure the shared pages stay (still
      * this process's memory, with the same contents). */
-    void *tmp = mmap(NULL, o->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *tmp = mmap(NULL, o->len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (tmp != MAP_FAILED) {
         copy_pages(tmp, o->start, o->len);
         void *r = mremap(tmp, o->len, o->len, MREMAP_MAYMOVE | MREMAP_FIXED, o->start);
