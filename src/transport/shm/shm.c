@@ -174,7 +174,9 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         MPI_Aint map_off;                   /* Win_create: base - first page */
         size_t map_len;                     /* Win_create: bytes of whole pages */
         char map_name[NARMAT_USERMEM_NAME]; /* Win_create: the pages' shared object */
-    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, ""}, *all = malloc(p * sizeof(mine));
+        uint64_t map_dev, map_ino;          /* Win_create: its identity */
+    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, "", 0, 0},
+      *all = malloc(p * sizeof(mine));
     int rc = NARMA_SUCCESS, mrc, can_free = 0;
     char *myseg = NULL, *ustart = NULL, why[256] = "";
     size_t ulen = 0;
@@ -242,6 +244,8 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             mine.map_off = (char *)base - s->um.obj_start;
             mine.map_len = s->um.obj_len;
             memcpy(mine.map_name, s->um.name, sizeof mine.map_name);
+            mine.map_dev = s->um.dev;
+            mine.map_ino = s->um.ino;
         }
     } else {
         rc = narmai_mpi_error(mrc);
@@ -285,7 +289,8 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             pr->data = r == w->rank ? base : NULL;
             continue;
         }
-        pr->map = narmat_usermem_map(all[r].map_name, all[r].map_len, why, sizeof why);
+        pr->map = narmat_usermem_map(all[r].map_name, all[r].map_dev, all[r].map_ino,
+                                     all[r].map_len, why, sizeof why);
         if (pr->map == NULL) {
             rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
             break;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static size_t page_size(void)
@@ -232,6 +233,14 @@ int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char
         if (o->refs == 0) narmat_usermem_restore(&(struct narmat_usermem){.obj = o});
         return -1;
     }
+    struct stat sb;
+    if (fstat(o->fd, &sb) != 0) {
+        snprintf(why, whylen, "fstat of the shared object: %s", strerror(errno));
+        if (o->refs == 0) narmat_usermem_restore(&(struct narmat_usermem){.obj = o});
+        return -1;
+    }
+    m->dev = (uint64_t)sb.st_dev;
+    m->ino = (uint64_t)sb.st_ino;
     o->refs++;
     m->obj = o;
     m->obj_start = o->start;
@@ -245,12 +254,20 @@ fail:
     return -1;
 }
 
-void *narmat_usermem_map(const char *name, size_t len, char *why, size_t whylen)
+void *narmat_usermem_map(const char *name, uint64_t dev, uint64_t ino, size_t len, char *why,
+                         size_t whylen)
 {
     int fd = strncmp(name, "/proc/", 6) == 0 ? open(name, O_RDWR | O_CLOEXEC)
                                              : shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(why, whylen, "opening %s: %s", name, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_dev != dev || (uint64_t)sb.st_ino != ino ||
+        (size_t)sb.st_size < len) {
+        snprintf(why, whylen, "%s is not the peer's shared object (another PID namespace?)", name);
+        close(fd);
         return NULL;
     }
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -23,6 +23,7 @@
 #define NARMAT_SHM_USERMEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define NARMAT_USERMEM_NAME 48
 
@@ -34,6 +35,7 @@ struct narmat_usermem {
     char *obj_start;                /* first page of the object, in this process */
     size_t obj_len;                 /* its bytes */
     char name[NARMAT_USERMEM_NAME]; /* its name, for the peers to open */
+    uint64_t dev, ino;              /* its identity: a peer checks it maps this object */
 };
 
 /* Whole pages holding [base, base + size). */
@@ -50,8 +52,11 @@ int narmat_usermem_movable(const char *start, size_t len, char *why, size_t whyl
 int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char *why,
                          size_t whylen);
 
-/* Map a peer's object (NULL with why on failure). */
-void *narmat_usermem_map(const char *name, size_t len, char *why, size_t whylen);
+/* Map a peer's object (NULL with why on failure, also when what name opens
+ * is not the object with that identity: another process's descriptor seen
+ * through another PID namespace). */
+void *narmat_usermem_map(const char *name, uint64_t dev, uint64_t ino, size_t len, char *why,
+                         size_t whylen);
 
 /* Drop this window's hold; the last one unlinks the name and puts the pages
  * back onto private anonymous memory, contents kept. */
