@@ -15,7 +15,9 @@
  *     pages at once falls back to mpi on every rank;
  *   - a program global (the executable's data) and a window where some ranks
  *     expose no memory;
- *   - stack memory on one rank only: every rank falls back to mpi together.
+ *   - stack memory on one rank only, or (test hook) the last rank failing to
+ *     share after the others moved their pages or failing to map a peer's:
+ *     every rank falls back to mpi together, with its pages private again.
  */
 #include "common.h"
 
@@ -202,6 +204,34 @@ int main(int argc, char **argv)
         CHECK_RC(NARMA_Win_unlock_all(win));
     }
     CHECK_RC(NARMA_Win_free(&win));
+
+    test_phase("the last rank fails to share after the others moved their pages: all on mpi");
+    for (int stage = 4; stage <= 5; stage++) {
+        /* NARMA_TEST_FAIL_ALLOC=RANK:4 (after moving its pages) or :5 (mapping a peer's). */
+        char hook[32];
+        snprintf(hook, sizeof hook, "%d:%d", size - 1, stage);
+        setenv("NARMA_TEST_FAIL_ALLOC", hook, 1);
+        int *heap = calloc(N, sizeof(int));
+        CHECK_RC(NARMA_Win_create(heap, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                  &win));
+        unsetenv("NARMA_TEST_FAIL_ALLOC");
+        snprintf(test_detail, sizeof test_detail, "stage %d", stage);
+        expect_transport(win, 0, "window whose last rank could not share");
+        CHECK(map_kind(heap) == 'p', "stage %d: pages left shared after the fallback", stage);
+        exercise(win, heap, "after the fallback");
+        CHECK_RC(NARMA_Win_free(&win));
+        free(heap);
+    }
+    {
+        /* The same memory shares again once nothing fails. */
+        int *heap = calloc(N, sizeof(int));
+        CHECK_RC(NARMA_Win_create(heap, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                  &win));
+        expect_transport(win, want_shm, "window after the fallbacks");
+        exercise(win, heap, "after the fallbacks");
+        CHECK_RC(NARMA_Win_free(&win));
+        free(heap);
+    }
 
     test_phase("stack memory on rank 0 only: every rank falls back to mpi");
     {

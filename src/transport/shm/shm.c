@@ -26,6 +26,7 @@
 #include "util/acc_ops.h"
 #include "util/dtype.h"
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -105,7 +106,10 @@ static void shm_state_free(struct shm_state *s)
 /* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE]: window creation fails on that
  * rank of the window, as if out of memory, at stage 1 (its private state),
  * 2 (after the shared segment exists) or 3 (mapping the peers' segments), so
- * that tests can show every rank returns an error and none hangs. */
+ * that tests can show every rank returns an error and none hangs; for
+ * Win_create, stages 4 (after moving its pages) and 5 (mapping the peers'
+ * pages) make it unable to share its memory instead, so that every rank falls
+ * back to the mpi transport. */
 static int shm_test_fail(const struct narmai_win *w, int stage)
 {
     return narmat_test_fail_alloc(w->rank, stage);
@@ -240,6 +244,8 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm segment");
         else if (create && narmat_usermem_share(&s->um, ustart, ulen, why, sizeof why) != 0)
             rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+        else if (create && shm_test_fail(w, 4)) /* after moving its pages, as the others did */
+            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "test hook: Win_create memory not shared");
         else if (create) {
             mine.map_off = (char *)base - s->um.obj_start;
             mine.map_len = s->um.obj_len;
@@ -289,8 +295,11 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             pr->data = r == w->rank ? base : NULL;
             continue;
         }
-        pr->map = narmat_usermem_map(all[r].map_name, all[r].map_dev, all[r].map_ino,
-                                     all[r].map_len, why, sizeof why);
+        pr->map = shm_test_fail(w, 5)
+                      ? NULL
+                      : narmat_usermem_map(all[r].map_name, all[r].map_dev, all[r].map_ino,
+                                           all[r].map_len, why, sizeof why);
+        if (pr->map == NULL && shm_test_fail(w, 5)) snprintf(why, sizeof why, "test hook");
         if (pr->map == NULL) {
             rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
             break;
