@@ -1,4 +1,4 @@
-/* narma-test: np=2,3,4 transports=shm,mpi timeout=90 */
+/* narma-test: np=2,3,4 transports=shm,mpi timeout=90 env=UCX_MEM_EVENTS=no */
 /*
  * Win_create windows among ranks of one node use shm: the pages holding each
  * rank's memory are moved in place onto shared memory for the window's life,
@@ -184,6 +184,22 @@ int main(int argc, char **argv)
         CHECK(blk[i] == (char)(i * 7 + rank), "byte %zu beside the window changed at free", i);
     }
     free(blk);
+
+    test_phase("a small heap window beside narma's own heap objects");
+    for (int k = 0; k < 3; k++) {
+        /* Small allocations right before Win_create: narma's own bookkeeping is then
+         * allocated in the same heap pages, which move with the window and must never be
+         * touched while they are being moved back. */
+        int *small = malloc(N * sizeof(int));
+        CHECK_RC(NARMA_Win_create(small, N * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                                  MPI_COMM_WORLD, &win));
+        expect_transport(win, want_shm, "small heap window");
+        exercise(win, small, "small heap window");
+        CHECK_RC(NARMA_Win_free(&win));
+        int *other = malloc(3 * sizeof(int)); /* the heap still works */
+        free(other);
+        free(small);
+    }
 
     test_phase("a program global; the last rank exposes no memory");
     int *gmem = global_arr + 1;

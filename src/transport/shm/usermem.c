@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "transport/shm/usermem.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -41,8 +42,6 @@ __attribute__((no_sanitize_address)) static void copy_pages(void *dst, const voi
     for (size_t i = 0; i < len / sizeof(uint64_t); i++)
         d[i] = s[i];
 }
-#else
-static void copy_pages(void *dst, const void *src, size_t len) { memcpy(dst, src, len); }
 #endif
 
 /* The object's contents from the pages: write() copies straight into the
@@ -66,6 +65,24 @@ static int fill_object(int fd, const char *start, size_t len)
     return 0;
 }
 
+/* The object's contents into the pages (the reverse of fill_object). */
+static void read_object(int fd, char *start, size_t len)
+{
+#ifdef NARMAT_ASAN
+    void *tmp = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (tmp == MAP_FAILED) return;
+    copy_pages(start, tmp, len);
+    munmap(tmp, len);
+#else
+    for (size_t done = 0; done < len;) {
+        ssize_t r = pread(fd, start + done, len - done, (off_t)done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return;
+        done += (size_t)r;
+    }
+#endif
+}
+
 void narmat_usermem_span(const void *base, size_t size, char **start, size_t *len)
 {
     const uintptr_t ps = page_size(), b = (uintptr_t)base;
@@ -83,6 +100,7 @@ struct narmat_usermem_obj {
     int refs;                       /* windows holding it */
     int fd;                         /* the object, kept open until its last window is freed */
     int anon;                       /* 1: it has no name (O_TMPFILE): peers open /proc/PID/fd/N */
+    uint64_t ino;                   /* its inode, as /proc/self/maps shows it */
     char name[NARMAT_USERMEM_NAME]; /* what the peers open */
 };
 static struct narmat_usermem_obj *objs;
@@ -141,11 +159,30 @@ static int obj_publish(struct narmat_usermem_obj *o, char *why, size_t whylen)
     return 0;
 }
 
+/* UCX's memory hooks (libucm, loaded with MPI libraries built on UCX) watch
+ * every mmap of the process to keep UCX's registration cache right, and that
+ * cache was seen to crash later (in MPI_Win_create, in MPI_Finalize) after
+ * pages were moved under it, whichever way they are moved back. With the hooks
+ * off (UCX_MEM_EVENTS=no) nothing is left for it to get wrong. */
+static int ucx_hooks_active(void)
+{
+    if (dlsym(RTLD_DEFAULT, "ucm_set_event_handler") == NULL) return 0;
+    const char *v = getenv("UCX_MEM_EVENTS");
+    return v == NULL || !(strcmp(v, "n") == 0 || strcmp(v, "no") == 0 || strcmp(v, "0") == 0 ||
+                          strcmp(v, "off") == 0 || strcmp(v, "false") == 0);
+}
+
 /* Every byte of the range lies in mappings of /proc/self/maps that are private
  * and writable and are the heap, anonymous memory or the program's own file. */
 int narmat_usermem_movable(const char *start, size_t len, char *why, size_t whylen)
 {
     if (obj_holding(start, len) != NULL) return 1;
+    if (ucx_hooks_active()) {
+        snprintf(why, whylen,
+                 "UCX's memory hooks are active in this process (UCX_MEM_EVENTS=no "
+                 "lets narma share Win_create memory on one node)");
+        return 0;
+    }
     if (obj_overlaps(start, len)) {
         snprintf(why, whylen, "memory at %p is partly in pages another window shares",
                  (const void *)start);
@@ -240,7 +277,7 @@ int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char
         return -1;
     }
     m->dev = (uint64_t)sb.st_dev;
-    m->ino = (uint64_t)sb.st_ino;
+    m->ino = o->ino = (uint64_t)sb.st_ino;
     o->refs++;
     m->obj = o;
     m->obj_start = o->start;
@@ -280,6 +317,30 @@ void *narmat_usermem_map(const char *name, uint64_t dev, uint64_t ino, size_t le
     return p;
 }
 
+/* Are the object's pages still mapped where it put them? A program may free
+ * (and so unmap) window memory before freeing the window, erroneous in MPI
+ * but done by MPICH's own tests; those pages, or whatever is mapped there
+ * now, are then not ours to copy or replace. */
+static int still_mapped(const struct narmat_usermem_obj *o)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL) return 0;
+    uintptr_t want = (uintptr_t)o->start;
+    const uintptr_t end = (uintptr_t)o->start + o->len;
+    char line[4096 + 128];
+    int ok = 1;
+    while (ok && want < end && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi, ino;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms, &ino) < 4) continue;
+        if (hi <= want || lo >= end) continue;
+        ok = lo <= want && perms[3] == 's' && (uint64_t)ino == o->ino;
+        want = hi;
+    }
+    fclose(f);
+    return ok && want >= end;
+}
+
 void narmat_usermem_restore(struct narmat_usermem *m)
 {
     struct narmat_usermem_obj *o = m->obj;
@@ -291,25 +352,19 @@ void narmat_usermem_restore(struct narmat_usermem *m)
             break;
         }
     if (!o->anon) shm_unlink(o->name);
-    close(o->fd);
-    /* A private copy moved over the pages in one step: the pages never read as
-     * anything but their contents. On failure the shared pages stay (still
-     * this process's memory, with the same contents). */
-    void *tmp = mmap(NULL, o->len, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (tmp != MAP_FAILED) {
-        copy_pages(tmp, o->start, o->len);
-        void *r = mremap(tmp, o->len, o->len, MREMAP_MAYMOVE | MREMAP_FIXED, o->start);
-        if (r != o->start) {
-            /* Some MPI libraries wrap mremap (memory hooks of registration caches) and
-             * not every wrapper honours MREMAP_FIXED: map private pages over the
-             * range, then copy the contents back. */
-            void *back = r != MAP_FAILED ? r : tmp;
-            if (mmap(o->start, o->len, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == o->start)
-                copy_pages(o->start, back, o->len);
-            munmap(back, o->len);
-        }
-    }
+    /* Private pages over the range, then the contents back from the object.
+     * Not mremap of a private copy: MPI libraries' memory hooks (UCX's) wrap
+     * mremap without honouring MREMAP_FIXED and corrupt their registration
+     * cache. If the mmap fails, the shared pages stay (still this process's
+     * memory, same contents). */
+    /* Locals only from here: o itself may lie in these pages (it is heap
+     * memory too), which read as zero until read_object has run. */
+    char *const start = o->start;
+    const size_t len = o->len;
+    const int fd = o->fd, mapped = still_mapped(o);
+    if (mapped && mmap(start, len, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) == start)
+        read_object(fd, start, len);
+    close(fd);
     free(o);
 }
