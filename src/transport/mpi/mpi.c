@@ -1013,9 +1013,13 @@ static int split_access(struct narmai_win *w, int kind, const void *oaddr, int o
     return rc;
 }
 
-static int narmat_mpi_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
-                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
-                          MPI_Request *mreq)
+/* The data part of a put, get or accumulate: one MPI call, or one per attached
+ * region (split_access, locally complete on return). Locally complete on
+ * return too when `complete`; the notified forms leave completion to their
+ * flush. */
+static int data_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq,
+                    int complete)
 {
     struct narmat_mpi *t = tp_of(w);
     disp = mpi_disp(w, t, target, disp);
@@ -1027,12 +1031,11 @@ static int narmat_mpi_put(struct narmai_win *w, const void *oaddr, int ocount, M
         NARMAI_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
         NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return narmat_mpi_local_done(t, target, mreq);
+    return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
-static int narmat_mpi_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
-                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
-                          MPI_Request *mreq)
+static int data_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+                    MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq, int complete)
 {
     struct narmat_mpi *t = tp_of(w);
     disp = mpi_disp(w, t, target, disp);
@@ -1044,12 +1047,12 @@ static int narmat_mpi_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Dat
         NARMAI_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
         NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
-    return narmat_mpi_local_done(t, target, mreq);
+    return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
-static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
-                          void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
-                          int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
+static int data_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq, int complete)
 {
     struct narmat_mpi *t = tp_of(w);
     disp = mpi_disp(w, t, target, disp);
@@ -1068,7 +1071,29 @@ static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, M
     else
         NARMAI_MPI(MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                                       tcount, ttype, op, t->data));
-    return narmat_mpi_local_done(t, target, mreq);
+    return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
+}
+
+static int narmat_mpi_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                          MPI_Request *mreq)
+{
+    return data_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq, 1);
+}
+
+static int narmat_mpi_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                          MPI_Request *mreq)
+{
+    return data_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq, 1);
+}
+
+static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                          int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
+{
+    return data_acc(w, oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op,
+                    mreq, 1);
 }
 
 static int narmat_mpi_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
@@ -1207,36 +1232,22 @@ static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int oc
                                  MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                  MPI_Datatype ttype, int tag)
 {
-    struct narmat_mpi *t = tp_of(w);
-    disp = mpi_disp(w, t, target, disp);
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
+    if (rc == NARMA_SUCCESS && bytes > 0)
+        rc = data_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL, 0);
     if (rc) return rc;
-    int done = 0;
-    if (bytes > 0 &&
-        (rc = split_access(w, SPLIT_PUT, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target,
-                           disp, tcount, ttype, MPI_OP_NULL, &done)))
-        return rc;
-    if (bytes > 0 && !done)
-        NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, bytes > 0);
 }
 
 static int narmat_mpi_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                                  int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
-    struct narmat_mpi *t = tp_of(w);
-    disp = mpi_disp(w, t, target, disp);
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
+    if (rc == NARMA_SUCCESS && bytes > 0)
+        rc = data_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL, 0);
     if (rc) return rc;
-    int done = 0;
-    if (bytes > 0 &&
-        (rc = split_access(w, SPLIT_GET, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target,
-                           disp, tcount, ttype, MPI_OP_NULL, &done)))
-        return rc;
-    if (bytes > 0 && !done)
-        NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, bytes > 0);
 }
 
@@ -1244,17 +1255,12 @@ static int narmat_mpi_acc_notify(struct narmai_win *w, const void *oaddr, int oc
                                  MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                  MPI_Datatype ttype, MPI_Op op, int tag)
 {
-    struct narmat_mpi *t = tp_of(w);
-    disp = mpi_disp(w, t, target, disp);
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
+    if (rc == NARMA_SUCCESS && bytes > 0)
+        rc = data_acc(w, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount,
+                      ttype, op, NULL, 0);
     if (rc) return rc;
-    int done = 0;
-    if (bytes > 0 && (rc = split_access(w, SPLIT_ACC, oaddr, ocount, otype, NULL, 0,
-                                        MPI_DATATYPE_NULL, target, disp, tcount, ttype, op, &done)))
-        return rc;
-    if (bytes > 0 && !done)
-        NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, bytes > 0);
 }
 
