@@ -95,7 +95,11 @@ extern const narmah_strategy_ops narmah_p2p_ops, narmah_fence_ops, narmah_pscw_o
 extern const int narmah_dx[NARMAH_MAXLINKS], narmah_dy[NARMAH_MAXLINKS];
 static inline int narmah_opp(int k) { return k ^ 1; }
 
-/* pack.c */
+/* pack.c. A box's bytes in one field; a box as a committed byte datatype over
+ * a field (rows of n[2] elements, n[1] rows s[1] apart, n[0] planes s[0]
+ * apart: the order narmah_pack packs in), for puts with no packing pass. */
+size_t narmah_box_bytes(const narmah_plan *p, const narmah_box *b);
+int narmah_box_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t);
 void narmah_pack(const narmah_plan *p, const narmah_link *l, char *dst);
 void narmah_unpack(const narmah_plan *p, const narmah_link *l, const char *src);
 void narmah_self_copies(const narmah_plan *p);

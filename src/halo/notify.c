@@ -20,27 +20,6 @@ typedef struct {
     MPI_Datatype strip[NARMAH_MAXLINKS]; /* one field's send strip of link i, in place */
 } notify_state;
 
-/* The send strip of one field as a datatype over the field itself, in the order
- * narmah_pack would pack it: the notified put then moves it straight from the
- * field into the neighbour's slot, with no packing pass at the origin. */
-static int strip_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t)
-{
-    const MPI_Aint es = p->elsize;
-    MPI_Datatype row;
-    if (MPI_Type_create_hvector(b->n[1], (int)(b->n[2] * es), b->s[1] * es, MPI_BYTE, &row) !=
-        MPI_SUCCESS)
-        return NARMA_ERR_MPI;
-    int rc = MPI_Type_create_hvector(b->n[0], 1, b->s[0] * es, row, t);
-    MPI_Type_free(&row);
-    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(t);
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMA_ERR_MPI;
-}
-
-static size_t strip_bytes(const narmah_plan *p, const narmah_box *b)
-{
-    return (size_t)b->n[0] * (size_t)b->n[1] * (size_t)b->n[2] * (size_t)p->elsize;
-}
-
 static void notify_free(narmah_plan *p);
 
 static int notify_init(narmah_plan *p)
@@ -52,7 +31,7 @@ static int notify_init(narmah_plan *p)
         s->strip[i] = MPI_DATATYPE_NULL;
     int rc = narmah_alloc_recv_win(p, &s->win);
     for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++)
-        if (!p->link[i].self) rc = strip_type(p, &p->link[i].send, &s->strip[i]);
+        if (!p->link[i].self) rc = narmah_box_type(p, &p->link[i].send, &s->strip[i]);
     /* One notified put per field and remote link, counted by one request per parity. */
     for (int q = 0; q < 2 && rc == NARMA_SUCCESS && p->nremote; q++)
         rc = NARMA_Notify_init(s->win, NARMA_ANY_SOURCE, q, p->nremote * p->d.nfields, &s->req[q]);
@@ -68,7 +47,7 @@ static int notify_start(narmah_plan *p)
     for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
         const narmah_link *l = &p->link[i];
         if (l->self) continue;
-        const size_t fb = strip_bytes(p, &l->send);
+        const size_t fb = narmah_box_bytes(p, &l->send);
         for (int f = 0; f < p->d.nfields && rc == NARMA_SUCCESS; f++)
             rc = NARMA_Put_notify((char *)p->fields[f] + l->send.off * p->elsize, 1, s->strip[i],
                                   l->peer, narmah_target_slot(p, l) + (MPI_Aint)(f * fb), (int)fb,

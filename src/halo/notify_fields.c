@@ -50,26 +50,6 @@ typedef struct {
     uint64_t mode_out; /* origin buffer of the credits */
 } fields_state;
 
-/* A box over a field as a byte datatype: rows of n[2] elements, n[1] rows
- * s[1] apart, n[0] planes s[0] apart, in storage order (as narmah_pack packs). */
-static int box_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t)
-{
-    const MPI_Aint es = p->elsize;
-    MPI_Datatype row;
-    if (MPI_Type_create_hvector(b->n[1], (int)(b->n[2] * es), b->s[1] * es, MPI_BYTE, &row) !=
-        MPI_SUCCESS)
-        return NARMA_ERR_MPI;
-    int rc = MPI_Type_create_hvector(b->n[0], 1, b->s[0] * es, row, t);
-    MPI_Type_free(&row);
-    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(t);
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMA_ERR_MPI;
-}
-
-static size_t box_bytes(const narmah_plan *p, const narmah_box *b)
-{
-    return (size_t)b->n[0] * (size_t)b->n[1] * (size_t)b->n[2] * (size_t)p->elsize;
-}
-
 static void fields_free(narmah_plan *p);
 
 static int fields_init(narmah_plan *p)
@@ -96,8 +76,8 @@ static int fields_init(narmah_plan *p)
     for (int i = 0; i < p->nlinks && rc == NARMA_SUCCESS; i++) {
         const narmah_link *l = &p->link[i];
         if (l->self) continue;
-        rc = box_type(p, &l->send, &s->strip[i]);
-        if (rc == NARMA_SUCCESS) rc = box_type(p, &l->peer_recv, &s->halo[i]);
+        rc = narmah_box_type(p, &l->send, &s->strip[i]);
+        if (rc == NARMA_SUCCESS) rc = narmah_box_type(p, &l->peer_recv, &s->halo[i]);
         for (int q = 0; q < 2 && rc == NARMA_SUCCESS; q++)
             rc = NARMA_Notify_init(s->slotwin, l->peer, CREDIT_TAG(l->dir, q), 1, &s->credit[q][i]);
     }
@@ -134,7 +114,7 @@ static int send_link(narmah_plan *p, int i)
     const int q = narmah_parity(p);
     const volatile uint64_t *mbox = (const volatile uint64_t *)(p->recvbuf - NARMAH_FLAGS_BYTES);
     const uint64_t mode = mbox[l->dir];
-    const size_t es = (size_t)p->elsize, fb = box_bytes(p, &l->send);
+    const size_t es = (size_t)p->elsize, fb = narmah_box_bytes(p, &l->send);
     int rc = NARMA_SUCCESS;
     s->sent[i] = 1;
     for (int f = 0; f < p->d.nfields && rc == NARMA_SUCCESS; f++) {

@@ -48,21 +48,34 @@ static void box_copy(const narmah_plan *p, const narmah_box *b, char *field, cha
     }
 }
 
-static size_t box_bytes(const narmah_plan *p, const narmah_box *b)
+size_t narmah_box_bytes(const narmah_plan *p, const narmah_box *b)
 {
     return (size_t)b->n[0] * (size_t)b->n[1] * (size_t)b->n[2] * (size_t)p->elsize;
 }
 
+int narmah_box_type(const narmah_plan *p, const narmah_box *b, MPI_Datatype *t)
+{
+    const MPI_Aint es = p->elsize;
+    MPI_Datatype row;
+    if (MPI_Type_create_hvector(b->n[1], (int)(b->n[2] * es), b->s[1] * es, MPI_BYTE, &row) !=
+        MPI_SUCCESS)
+        return NARMA_ERR_MPI;
+    int rc = MPI_Type_create_hvector(b->n[0], 1, b->s[0] * es, row, t);
+    MPI_Type_free(&row);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(t);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMA_ERR_MPI;
+}
+
 void narmah_pack(const narmah_plan *p, const narmah_link *l, char *dst)
 {
-    const size_t fb = box_bytes(p, &l->send);
+    const size_t fb = narmah_box_bytes(p, &l->send);
     for (int f = 0; f < p->d.nfields; f++)
         box_copy(p, &l->send, p->fields[f], dst + (size_t)f * fb, 1);
 }
 
 void narmah_unpack(const narmah_plan *p, const narmah_link *l, const char *src)
 {
-    const size_t fb = box_bytes(p, &l->recv);
+    const size_t fb = narmah_box_bytes(p, &l->recv);
     for (int f = 0; f < p->d.nfields; f++)
         box_copy(p, &l->recv, p->fields[f], (char *)src + (size_t)f * fb, 0);
 }
