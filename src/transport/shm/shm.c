@@ -295,11 +295,11 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             pr->data = r == w->rank ? base : NULL;
             continue;
         }
-        pr->map = shm_test_fail(w, 5)
-                      ? NULL
-                      : narmat_usermem_map(all[r].map_name, all[r].map_dev, all[r].map_ino,
-                                           all[r].map_len, why, sizeof why);
-        if (pr->map == NULL && shm_test_fail(w, 5)) snprintf(why, sizeof why, "test hook");
+        if (shm_test_fail(w, 5))
+            snprintf(why, sizeof why, "test hook");
+        else
+            pr->map = narmat_usermem_map(all[r].map_name, all[r].map_dev, all[r].map_ino,
+                                         all[r].map_len, why, sizeof why);
         if (pr->map == NULL) {
             rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
             break;

@@ -152,11 +152,9 @@ static int obj_create(struct narmat_usermem_obj *o, char *why, size_t whylen)
  * process's descriptor (/proc/PID/fd/N, open to processes of the same user;
  * where /proc hides other processes, the peers fail to map it and the window
  * falls back to mpi), so no name ever exists for it. */
-static int obj_publish(struct narmat_usermem_obj *o, char *why, size_t whylen)
+static void obj_publish(struct narmat_usermem_obj *o)
 {
-    (void)why, (void)whylen;
     if (o->anon) snprintf(o->name, sizeof o->name, "/proc/%ld/fd/%d", (long)getpid(), o->fd);
-    return 0;
 }
 
 /* UCX's memory hooks (libucm, loaded with MPI libraries built on UCX) watch
@@ -266,10 +264,7 @@ int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char
         o->next = objs;
         objs = o;
     }
-    if (obj_publish(o, why, whylen) != 0) {
-        if (o->refs == 0) narmat_usermem_restore(&(struct narmat_usermem){.obj = o});
-        return -1;
-    }
+    obj_publish(o);
     struct stat sb;
     if (fstat(o->fd, &sb) != 0) {
         snprintf(why, whylen, "fstat of the shared object: %s", strerror(errno));
