@@ -42,8 +42,9 @@ static const struct {
     const char *name;
     const char *use;
 } transports[] = {
-    {"shm", "windows narma allocates (NARMA_Win_allocate) when all ranks share one node"},
-    {"mpi", "every other window (user memory, dynamic, several nodes): MPI-3 one-sided calls"},
+    {"shm", "pairs of ranks on one node (Win_allocate, Win_create memory it can share)"},
+    {"mpi", "pairs on different nodes, dynamic windows, memory shm cannot share: MPI-3 RMA"},
+    {"shm+mpi", "a window across nodes: shm inside each node, mpi between nodes"},
 };
 
 /* Every environment variable the library reads (src/core/init.c, src/core/errors.c, the test
@@ -54,6 +55,8 @@ static const struct {
     const char *meaning;
 } env_vars[] = {
     {"NARMA_TRANSPORT", "auto", "auto or shm: shm wherever it applies; mpi: mpi for every window"},
+    {"NARMA_NODE_SIZE", "0",
+     "pretend nodes of this many consecutive MPI_COMM_WORLD ranks (0: the machine's nodes)"},
     {"NARMA_RING_SLOTS", NULL,
      "notification ring capacity per target (rounded up to a power of two)"},
     {"NARMA_SPIN_COUNT", "2000", "polls before a waiting call starts yielding the core"},

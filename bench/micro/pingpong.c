@@ -19,8 +19,10 @@
  * in mpi_flush_flag.
  *
  * --flavor chooses the window of the narma schemes (allocate, create,
- * dynamic); --node-size N sets NARMA_NODE_SIZE before narma initialises, so a
- * library that splits ranks into pretend nodes sees it.
+ * dynamic); --node-size N sets NARMA_NODE_SIZE before narma initialises: with
+ * N = 1 the two measuring ranks are on different pretend nodes (the pair goes
+ * through mpi inside a shm+mpi window when more ranks share a node), and the
+ * header says which transport serves the measured pair.
  *
  * The schemes live in pp_mpi.c, pp_narma.c and pp_shm.c behind the interface
  * in pingpong.h; this file is the driver and the reporting. Options, header,
@@ -506,12 +508,7 @@ static void print_header(const struct options *o, const struct pp_env *env, int 
     printf("# window flavor   : %s (narma schemes; MPI's schemes use MPI_Win_allocate); "
            "its narma transport: %s\n",
            pp_flavor_names[pp_flavor], transport);
-    if (node) /* The library answers per window; a split shows as "shm+mpi" once it exists. */
-        printf("# per-target      : NARMA_NODE_SIZE=%s set before NARMA_Init; per-target "
-               "transports %s\n",
-               node,
-               strchr(transport, '+') ? "reported by the window's transport string"
-                                      : "NOT reported by this narma (one transport per window)");
+    if (node) printf("# pretend nodes   : NARMA_NODE_SIZE=%s set before NARMA_Init\n", node);
     printf("# repetitions %d; iterations per block %ld up to %d B, then %ld*%d/size (>= %d); "
            "one validated round, then %s warm-up rounds\n",
            o->c.reps, o->c.iters, SCALE_FROM, o->c.iters, SCALE_FROM, MIN_ITERS,

@@ -85,7 +85,11 @@ void pp_narma_transport(const struct pp_env *env, char *buf, size_t len)
     NARMA_Win win;
     flavor_window(pp_flavor, env->comm, env->peer, 64, &base, &mem, &peer_base, &win);
     const char *t = NARMA_Win_get_transport(win);
-    snprintf(buf, len, "%s", t ? t : "(null)");
+    if (strchr(t, '+') != NULL) /* a window across (pretend) nodes: the pair measured */
+        snprintf(buf, len, "%s, %s toward the peer", t,
+                 NARMA_Win_get_target_transport(win, env->peer));
+    else
+        snprintf(buf, len, "%s", t);
     flavor_free(pp_flavor, &win, mem);
 }
 

@@ -145,8 +145,14 @@ NARMA_API const char *NARMA_Strerror(int errorcode);
 NARMA_API int NARMA_Get_mpi_error(void);
 /** Version string, e.g. "0.1.0". */
 NARMA_API const char *NARMA_Get_version(void);
-/** Name of the transport a window uses ("shm" or "mpi"). */
+/** Name of the transport a window uses: "shm", "mpi", or "shm+mpi" when its ranks span nodes
+ *  (shm between the ranks of a node, mpi between nodes). */
 NARMA_API const char *NARMA_Win_get_transport(NARMA_Win win);
+/** The transport that moves data between this process and `rank` of the window's group:
+ *  "shm" or "mpi" (a window whose ranks span nodes uses shm between the ranks of a node and
+ *  mpi between the others: NARMA_Win_get_transport then says "shm+mpi"). "invalid" for an
+ *  invalid window or a rank outside the group. Local, not collective. */
+NARMA_API const char *NARMA_Win_get_target_transport(NARMA_Win win, int rank);
 
 NARMA_API int NARMA_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 NARMA_API int NARMA_Free_mem(void *base);

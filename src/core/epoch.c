@@ -29,14 +29,14 @@ int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
         e->ids = ids;
     } else {
         e = calloc(1, sizeof(*e));
-        if (e == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
-        e->ranks = malloc(sizeof(int) * (size_t)w->size);
-        e->ids = malloc(sizeof(uint64_t) * (size_t)w->size);
+        if (e == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch");
+        e->ranks = malloc(sizeof(int) * (size_t)w->t.size);
+        e->ids = malloc(sizeof(uint64_t) * (size_t)w->t.size);
         if (e->ranks == NULL || e->ids == NULL) {
             free(e->ranks);
             free(e->ids);
             free(e);
-            return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+            return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch");
         }
     }
     e->type = (uint8_t)type;
@@ -114,7 +114,7 @@ static void activate(struct narmai_win *w, struct narmai_epoch *e)
         for (int i = 0; i < e->n; i++) {
             int r = e->ranks[i];
             e->ids[i] = ++w->e_open[r];
-            int rc = narmat_ctl_add(w, r, NARMAT_CTL_GRANT, w->rank, 1);
+            int rc = narmat_ctl_add(&w->t, r, NARMAT_CTL_GRANT, w->t.rank, 1);
             if (rc) {
                 narmai_epoch_error(e, rc);
                 e->failed = 1;
@@ -154,7 +154,7 @@ int narmai_epoch_target_ready(struct narmai_win *w, struct narmai_epoch *e, int 
     case NARMAI_EP_ACCESS: {
         for (int i = 0; i < e->n; i++)
             if (e->ranks[i] == target)
-                return narmat_ctl_load(w, NARMAT_CTL_GRANT, target) >= e->ids[i];
+                return narmat_ctl_load(&w->t, NARMAT_CTL_GRANT, target) >= e->ids[i];
         return 0;
     }
     case NARMAI_EP_LOCK:
@@ -175,19 +175,19 @@ int narmai_op_issue(struct narmai_win *w, struct narmai_op *op)
     int rc;
     switch (op->kind) {
     case NARMAI_OP_PUT:
-        rc = narmat_put(w, op->oaddr, op->ocount, op->otype, op->target, op->disp, op->tcount,
+        rc = narmat_put(&w->t, op->oaddr, op->ocount, op->otype, op->target, op->disp, op->tcount,
                         op->ttype, mp);
         break;
     case NARMAI_OP_GET:
-        rc = narmat_get(w, op->raddr, op->ocount, op->otype, op->target, op->disp, op->tcount,
+        rc = narmat_get(&w->t, op->raddr, op->ocount, op->otype, op->target, op->disp, op->tcount,
                         op->ttype, mp);
         break;
     case NARMAI_OP_ACC:
-        rc = narmat_acc(w, op->oaddr, op->ocount, op->otype, op->raddr, op->rcount, op->rtype,
+        rc = narmat_acc(&w->t, op->oaddr, op->ocount, op->otype, op->raddr, op->rcount, op->rtype,
                         op->target, op->disp, op->tcount, op->ttype, op->op, mp);
         break;
     default:
-        rc = narmat_cas(w, op->oaddr, op->caddr, op->raddr, op->ttype, op->target, op->disp);
+        rc = narmat_cas(&w->t, op->oaddr, op->caddr, op->raddr, op->ttype, op->target, op->disp);
         break;
     }
     if (op->req != NULL) { /* the request no longer refers to the operation */
@@ -231,7 +231,7 @@ static int type_hold(MPI_Datatype *t)
 static void op_free(struct narmai_op *op)
 {
     if (op->req != NULL)
-        op_abandon(op, NARMAI_ERR(NARMA_ERR_WIN, "window freed before the operation was issued"));
+        op_abandon(op, NARMAU_ERR(NARMA_ERR_WIN, "window freed before the operation was issued"));
     type_release(&op->otype);
     type_release(&op->rtype);
     type_release(&op->ttype);
@@ -265,7 +265,7 @@ static void replay(struct narmai_win *w, struct narmai_epoch *e)
             }
             op_abandon(op, e->err);
         } else if (narmai_test_fault(&w->test_fail_replay, 0)) {
-            int rc = NARMAI_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_REPLAY)");
+            int rc = NARMAU_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_REPLAY)");
             narmai_epoch_error(e, rc);
             op_abandon(op, rc);
         } else {
@@ -281,15 +281,15 @@ static struct narmai_epoch *current_for(struct narmai_win *w, int target, int *s
     if (w->lock_ep[target] != NULL) return w->lock_ep[target];
     struct narmai_epoch *e = w->cur_access;
     if (e == NULL) {
-        *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "no access epoch is open on the window");
+        *slot_err = NARMAU_ERR(NARMA_ERR_RMA_SYNC, "no access epoch is open on the window");
         return NULL;
     }
     if (e->type == NARMAI_EP_ACCESS && w->acc_member[target] == 0) {
-        *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not in the access group", target);
+        *slot_err = NARMAU_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not in the access group", target);
         return NULL;
     }
     if (e->type == NARMAI_EP_LOCK) e = NULL;
-    if (e == NULL) *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", target);
+    if (e == NULL) *slot_err = NARMAU_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", target);
     return e;
 }
 
@@ -316,7 +316,7 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
         (size_t)tmpl->ocount * (size_t)od->size <= NARMAI_KEEP_ORIGIN_MAX)
         keep = (size_t)tmpl->ocount * (size_t)od->size;
     struct narmai_op *op = malloc(sizeof(*op) + keep);
-    if (op == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "recorded operation");
+    if (op == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "recorded operation");
     *op = *tmpl;
     if (keep > 0) {
         memcpy(op + 1, (const char *)tmpl->oaddr + od->true_lb, keep);
@@ -326,18 +326,18 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     /* Hold the datatypes one by one, so a failure frees only our duplicates. */
     if (type_hold(&op->otype)) {
         free(op);
-        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
     if (type_hold(&op->rtype)) {
         type_release(&op->otype);
         free(op);
-        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
     if (type_hold(&op->ttype)) {
         type_release(&op->otype);
         type_release(&op->rtype);
         free(op);
-        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
     w->nrecorded++;
     if (op->req != NULL) { /* NARMA_Request_free detaches the request through ctx */
@@ -358,7 +358,7 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
  * updates instead of P^2), whose later rounds need each rank's progress. */
 static void fence_send(struct narmai_win *w, struct narmai_epoch *e, int to, int round)
 {
-    int rc = narmat_ctl_add(w, to, NARMAT_CTL_FENCE, round, 1);
+    int rc = narmat_ctl_add(&w->t, to, NARMAT_CTL_FENCE, round, 1);
     if (rc) { /* the barrier cannot complete here: report instead of waiting */
         narmai_epoch_error(e, rc);
         e->failed = 1;
@@ -367,22 +367,22 @@ static void fence_send(struct narmai_win *w, struct narmai_epoch *e, int to, int
 
 static int fence_barrier(struct narmai_win *w, struct narmai_epoch *e)
 {
-    if ((uint32_t)w->size <= w->fence_flat_max) {
+    if ((uint32_t)w->t.size <= w->fence_flat_max) {
         if (!e->fence_sent) {
-            for (int d = 1; d < w->size; d++)
-                fence_send(w, e, (w->rank + d) % w->size, 0);
+            for (int d = 1; d < w->t.size; d++)
+                fence_send(w, e, (w->t.rank + d) % w->t.size, 0);
             e->fence_sent = 1;
         }
-        return e->failed ||
-               narmat_ctl_load(w, NARMAT_CTL_FENCE, 0) >= e->fence_n * (uint64_t)(w->size - 1);
+        return e->failed || narmat_ctl_load(&w->t, NARMAT_CTL_FENCE, 0) >=
+                                e->fence_n * (uint64_t)(w->t.size - 1);
     }
-    for (int d = 1 << e->fence_round; d < w->size; d <<= 1) {
+    for (int d = 1 << e->fence_round; d < w->t.size; d <<= 1) {
         if (!e->fence_sent) {
-            fence_send(w, e, (w->rank + d) % w->size, e->fence_round);
+            fence_send(w, e, (w->t.rank + d) % w->t.size, e->fence_round);
             e->fence_sent = 1;
             if (e->failed) return 1;
         }
-        if (narmat_ctl_load(w, NARMAT_CTL_FENCE, e->fence_round) < e->fence_n) return 0;
+        if (narmat_ctl_load(&w->t, NARMAT_CTL_FENCE, e->fence_round) < e->fence_n) return 0;
         e->fence_round++;
         e->fence_sent = 0;
     }
@@ -400,22 +400,23 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
         if (e->failed) return 1;
         if (!e->flushed) {
             if (!may_block) return 0;
-            narmai_epoch_error(e, narmat_flush(w, -1));
+            narmai_epoch_error(e, narmat_flush(&w->t, -1));
             e->flushed = 1;
         }
         return fence_barrier(w, e);
     case NARMAI_EP_ACCESS:
         for (int i = 0; i < e->n; i++)
-            if (narmat_ctl_load(w, NARMAT_CTL_GRANT, e->ranks[i]) < e->ids[i]) return 0;
+            if (narmat_ctl_load(&w->t, NARMAT_CTL_GRANT, e->ranks[i]) < e->ids[i]) return 0;
         if (!may_block) return 0;
         /* ctl_add orders our data to each target before the count it acquires;
          * every target gets its count even if one update fails. */
         for (int i = 0; i < e->n; i++)
-            narmai_epoch_error(e, narmat_ctl_add(w, e->ranks[i], NARMAT_CTL_DONE, w->rank, 1));
+            narmai_epoch_error(e,
+                               narmat_ctl_add(&w->t, e->ranks[i], NARMAT_CTL_DONE, w->t.rank, 1));
         return 1;
     case NARMAI_EP_EXPOSURE:
         for (int i = 0; i < e->n; i++)
-            if (narmat_ctl_load(w, NARMAT_CTL_DONE, e->ranks[i]) < e->ids[i]) return 0;
+            if (narmat_ctl_load(&w->t, NARMAT_CTL_DONE, e->ranks[i]) < e->ids[i]) return 0;
         return 1;
     case NARMAI_EP_LOCK:
         if (!narmai_epoch_target_ready(w, e, e->lock_rank)) return e->failed; /* never held */
@@ -426,10 +427,10 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
         return 1;
     case NARMAI_EP_LOCK_ALL:
         if (!may_block) return 0;
-        for (int r = 0; r < w->size; r++)
+        for (int r = 0; r < w->t.size; r++)
             if (e->held_all[r] == 1)
                 narmai_epoch_error(e, narmai_lock_release(w, r, MPI_LOCK_SHARED));
-        if (e->assert & MPI_MODE_NOCHECK) narmai_epoch_error(e, narmat_flush(w, -1));
+        if (e->assert & MPI_MODE_NOCHECK) narmai_epoch_error(e, narmat_flush(&w->t, -1));
         return 1;
     }
     return 0;
@@ -484,24 +485,24 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
     e->t_close = ++w->clock;
     if (request == NULL) {
         struct narmai_ep_waiter wt = {0, NARMA_SUCCESS};
-        narmai_waiter spin = {0};
+        narmau_waiter spin = {0};
         e->waiter = &wt;
         epoch_pass(w, 1);
         while (!wt.done) {
             narmai_progress_on(w);
             if (wt.done) break;
-            narmai_wait_step(&spin);
+            narmau_wait_step(&spin);
         }
         return wt.rc;
     }
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->ctx = e;
     e->close_req = r;
     *request = r;
-    epoch_pass(w, narmat_flush_blocks(w) ? 0 : 1);
+    epoch_pass(w, narmat_flush_blocks(&w->t) ? 0 : 1);
     return NARMA_SUCCESS;
 }
 
@@ -509,7 +510,7 @@ int narmai_request_done(struct narmai_win *w, NARMA_Request *request)
 {
     if (request == NULL) return NARMA_SUCCESS; /* blocking form: no request */
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->state = NARMAI_REQ_COMPLETE;
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
@@ -526,13 +527,13 @@ int narmai_epoch_free_check(struct narmai_win *w)
         struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
         if (e->type == NARMAI_EP_FENCE && !e->closed && e->nops == 0) continue;
         if (e->state == NARMAI_EP_DONE && !e->closed)
-            return NARMAI_ERR(NARMA_ERR_PENDING, "an epoch is still open");
-        return NARMAI_ERR(NARMA_ERR_PENDING, "an epoch is open or not yet complete");
+            return NARMAU_ERR(NARMA_ERR_PENDING, "an epoch is still open");
+        return NARMAU_ERR(NARMA_ERR_PENDING, "an epoch is open or not yet complete");
     }
     if (w->nreqs)
-        return NARMAI_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
+        return NARMAU_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
     if (w->nflush)
-        return NARMAI_ERR(NARMA_ERR_PENDING, "%d flush request(s) not complete", w->nflush);
+        return NARMAU_ERR(NARMA_ERR_PENDING, "%d flush request(s) not complete", w->nflush);
     return NARMA_SUCCESS;
 }
 

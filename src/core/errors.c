@@ -1,10 +1,6 @@
 /* Error classes, their strings, and the wrapped MPI error code. */
 #include "core/narmai.h"
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-
-static _Thread_local int narmai_last_mpi_error = MPI_SUCCESS;
 
 static const char *const narmai_error_strings[NARMA_ERR_LASTCODE] = {
     [NARMA_SUCCESS] = "success",
@@ -38,34 +34,10 @@ const char *NARMA_Strerror(int errorcode)
 int NARMA_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (string == NULL || resultlen == NULL)
-        return NARMAI_ERR(NARMA_ERR_ARG, "string and resultlen must not be NULL");
+        return NARMAU_ERR(NARMA_ERR_ARG, "string and resultlen must not be NULL");
     int n = snprintf(string, NARMA_MAX_ERROR_STRING, "%s", NARMA_Strerror(errorcode));
     *resultlen = n < NARMA_MAX_ERROR_STRING ? n : NARMA_MAX_ERROR_STRING - 1;
     return NARMA_SUCCESS;
 }
 
-int NARMA_Get_mpi_error(void) { return narmai_last_mpi_error; }
-
-int narmai_mpi_error(int mpi_code)
-{
-    narmai_last_mpi_error = mpi_code;
-    return narmai_err(NARMA_ERR_MPI, "MPI", "MPI error code %d", mpi_code);
-}
-
-int narmai_err(int errclass, const char *func, const char *fmt, ...)
-{
-    static int verbose = -1;
-    if (verbose < 0) {
-        const char *v = getenv("NARMA_VERBOSE");
-        verbose = v != NULL && v[0] != '\0' && v[0] != '0';
-    }
-    if (verbose) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "narma: %s: %s: ", func, NARMA_Strerror(errclass));
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-    return errclass;
-}
+int NARMA_Get_mpi_error(void) { return narmau_last_mpi_error(); }

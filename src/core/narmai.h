@@ -7,32 +7,20 @@
 #include <stddef.h>
 #include "util/list.h"
 #include "util/atomic.h"
-
-/* Record an MPI failure and return NARMA_ERR_MPI (the MPI code stays retrievable). */
-int narmai_mpi_error(int mpi_code);
-#define NARMAI_MPI(call)                                                            \
-    do {                                                                            \
-        int narmai_mpi_rc_ = (call);                                                \
-        if (narmai_mpi_rc_ != MPI_SUCCESS) return narmai_mpi_error(narmai_mpi_rc_); \
-    } while (0)
-
-/* Report an error to the user: returns the class unchanged, after printing a
- * one-line diagnostic when NARMA_VERBOSE is set. */
-int narmai_err(int errclass, const char *func, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-#define NARMAI_ERR(cls, ...) narmai_err((cls), __func__, __VA_ARGS__)
+#include "util/err.h"
+#include "util/wait.h"
+#include "transport/transport.h"
 
 /* ---- global state ---- */
 struct narmai_global {
-    int initialized;         /* narma state is set up */
-    int we_initialized_mpi;  /* NARMA_Init called MPI_Init */
-    int forced_transport;    /* 0 auto, 1 shm, 2 mpi */
-    uint32_t ring_slots;     /* notification ring capacity per target */
-    uint32_t spin_count;     /* polls before a wait starts yielding */
-    uint32_t fence_flat_max; /* largest window whose fence barrier is one step */
-    uint64_t lock_pref_ns;   /* longest a lock holder defers to a waiting writer */
-    int nlocks_held;         /* passive-target locks held, every window (epoch_lock.c) */
-    narmau_dlist windows;    /* every live window (progress visits them in creation order) */
+    int initialized;                     /* narma state is set up */
+    int we_initialized_mpi;              /* NARMA_Init called MPI_Init */
+    enum narmat_choice transport_choice; /* NARMA_TRANSPORT */
+    uint32_t ring_slots;                 /* notification ring capacity per target */
+    uint32_t fence_flat_max;             /* largest window whose fence barrier is one step */
+    uint64_t lock_pref_ns;               /* longest a lock holder defers to a waiting writer */
+    int nlocks_held;      /* passive-target locks held, every window (epoch_lock.c) */
+    narmau_dlist windows; /* every live window (progress visits them in creation order) */
     int nwindows;
     unsigned focused; /* passes over one window since the last pass over all (progress.c) */
 };
@@ -137,21 +125,14 @@ int narmai_notify_start(struct narmai_request *r);
 void narmai_notify_withdraw(struct narmai_request *r);
 
 /* ---- windows ---- */
-struct narmat_ops;
 #define NARMAI_WIN_MAGIC 0x6e61726d6177696eull /* "narmawin" */
 
 struct narmai_win {
     uint64_t magic;
-    MPI_Comm comm; /* private duplicate */
-    int rank, size;
-    int flavor;
-    MPI_Aint size_bytes; /* local window size */
-    int disp_unit;
-    int model; /* NARMA_WIN_MODEL: MPI_WIN_UNIFIED unless the transport says otherwise */
-    void *base;
-    const struct narmat_ops *ops;
-    void *tp;          /* transport-private state */
-    MPI_Win attr_win;  /* MPI window carrying attributes and the name */
+    /* What the transport sees: t.comm (the window's private duplicate), t.rank, t.size,
+     * t.flavor, t.size_bytes (local size), t.disp_unit, t.base, t.model (NARMA_WIN_MODEL),
+     * t.attr_win (the MPI window carrying attributes and the name), t.ops, t.tp. */
+    struct narmat_win t;
     MPI_Group group;   /* the window's group */
     int *iota;         /* 0, 1, ..., size-1 (group translation) */
     narmau_dlist link; /* on narmai_g.windows */
@@ -190,11 +171,6 @@ void narmai_progress(void);
 void narmai_progress_win(struct narmai_win *w);
 /* A wait for w: w now, every window at a bounded rate (w NULL: every window). */
 void narmai_progress_on(struct narmai_win *w);
-/* Bounded spin, then yield the core. */
-typedef struct {
-    uint32_t spins;
-} narmai_waiter;
-void narmai_wait_step(narmai_waiter *wt);
 
 /* epochs: used by window.c and rma.c */
 int narmai_epoch_free_check(struct narmai_win *w);

@@ -16,11 +16,16 @@
  */
 #include "core/narmai.h"
 #include "core/epoch.h"
-#include <sched.h>
+
+/* The transport's notification callback: arg is the window polled. */
+static void narmai_note(void *arg, int32_t src, int32_t tag, int64_t bytes)
+{
+    narmai_notify_arrived(arg, src, tag, bytes);
+}
 
 void narmai_progress_win(struct narmai_win *w)
 {
-    narmat_poll(w, narmai_notify_arrived);
+    narmat_poll(&w->t, narmai_note, w);
     narmai_epoch_progress(w);
 }
 
@@ -42,16 +47,6 @@ void narmai_progress(void)
     narmau_dlist_foreach_safe(pos, tmp, &narmai_g.windows)
     {
         narmai_progress_win(narmau_container_of(pos, struct narmai_win, link));
-    }
-}
-
-void narmai_wait_step(narmai_waiter *wt)
-{
-    if (wt->spins < narmai_g.spin_count) {
-        wt->spins++;
-        narmau_cpu_relax();
-    } else {
-        sched_yield();
     }
 }
 

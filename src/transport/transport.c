@@ -1,17 +1,18 @@
 /* Transport selection and "not supported" stubs. */
 #include "transport/transport.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size)
+int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
-    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "attach on transport %s", narmat_name(w));
+    return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "attach on transport %s", narmat_name(w));
 }
 
-int narmat_enosys_detach(struct narmai_win *w, const void *base)
+int narmat_enosys_detach(struct narmat_win *w, const void *base)
 {
-    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", narmat_name(w));
+    return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", narmat_name(w));
 }
 
 /* The table is read at the offsets this build of the core expects: a table
@@ -28,26 +29,72 @@ int narmat_ops_check(const struct narmat_ops *ops)
     return NARMA_ERR_INTERN;
 }
 
-/* shm serves Win_allocate and Win_create windows when every rank of the
- * communicator shares memory with every other (a Win_create window whose
- * memory some rank cannot share falls back: narmat_fallback); everything else
- * (dynamic windows, ranks on several nodes) uses the portable mpi transport.
- * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it
- * applies". Collective over comm. */
-int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
+const char *narmat_own_name(struct narmat_win *w, int target) { return w->ops->name; }
+
+/* NARMA_NODE_SIZE=k: pretend nodes of k consecutive MPI_COMM_WORLD ranks (0 or unset: the
+ * machine's own nodes). Read once. */
+static int narmat_env_node_size(void)
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *v = getenv("NARMA_NODE_SIZE");
+        char *end = NULL;
+        long x = v != NULL && *v != '\0' ? strtol(v, &end, 10) : 0;
+        if (v != NULL && *v != '\0' && (*end != '\0' || x < 0 || x > INT_MAX)) {
+            fprintf(stderr, "narma: ignoring NARMA_NODE_SIZE=%s (not a rank count)\n", v);
+            x = 0;
+        }
+        k = (int)x;
+    }
+    return k;
+}
+
+int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
+{
+    MPI_Comm shared;
+    int k = narmat_env_node_size();
+    NARMAU_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
+    if (k == 0) {
+        *node = shared;
+        return NARMA_SUCCESS;
+    }
+    int world, rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    MPI_Comm_rank(comm, &rank);
+    int mrc = MPI_Comm_split(shared, world / k, rank, node);
+    MPI_Comm_free(&shared);
+    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(mrc);
+}
+
+/* Per window, from the nodes its ranks are on (narmat_node_comm):
+ *   every rank on one node          shm (Win_allocate, Win_create; dynamic windows once shm
+ *                                   can attach), mpi otherwise;
+ *   one rank per node               mpi;
+ *   anything between                hybrid: shm between the ranks of a node, mpi between nodes.
+ * A window shm refuses on every rank (user memory it cannot share) falls back: narmat_fallback.
+ * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it applies", as auto.
+ * Collective over comm. */
+int narmat_select(MPI_Comm comm, int flavor, enum narmat_choice choice,
+                  const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
-    if (narmai_g.forced_transport == 2 || flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return narmat_ops_check(*ops);
+    int shm_serves =
+        flavor != MPI_WIN_FLAVOR_DYNAMIC || narmat_shm_ops.attach != narmat_enosys_attach;
+    if (choice == NARMAT_FORCE_MPI || !shm_serves) return narmat_ops_check(*ops);
     MPI_Comm node;
-    int size, nsize, all_local;
-    NARMAI_MPI(MPI_Comm_size(comm, &size));
-    NARMAI_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    NARMAI_MPI(MPI_Comm_size(node, &nsize));
+    int rc = narmat_node_comm(comm, &node);
+    if (rc) return rc;
+    int size, nsize;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_size(node, &nsize);
     MPI_Comm_free(&node);
-    int mine = nsize == size;
-    NARMAI_MPI(MPI_Allreduce(&mine, &all_local, 1, MPI_INT, MPI_LAND, comm));
-    if (all_local) *ops = &narmat_shm_ops;
+    /* MIN over ranks: {every rank on one node, every rank alone on its node} */
+    int mine[2] = {nsize == size, nsize == 1}, all[2];
+    NARMAU_MPI(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm));
+    if (all[0])
+        *ops = &narmat_shm_ops;
+    else if (!all[1])
+        *ops = &narmat_hybrid_ops;
     return narmat_ops_check(*ops);
 }
 
@@ -58,12 +105,14 @@ int narmat_fallback(const struct narmat_ops **ops)
     return narmat_ops_check(*ops);
 }
 
-int narmat_test_fail_alloc(int rank, int stage)
+int narmat_test_fail_alloc(int stage)
 {
     const char *v = getenv("NARMA_TEST_FAIL_ALLOC");
     if (v == NULL || *v == '\0') return 0;
     char *end;
     long r = strtol(v, &end, 10), at = 1;
     if (*end == ':') at = strtol(end + 1, &end, 10);
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     return *end == '\0' && r == rank && at == stage;
 }

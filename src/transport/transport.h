@@ -6,7 +6,17 @@
  * stubs, never NULL). narmat_select refuses a table whose size is not this
  * header's (a transport built against another version). The core calls a
  * transport and reads its table only through the static inline wrappers
- * below, and never reaches into a transport's state (w->tp).
+ * below, and never reaches into a transport's state (tw->tp).
+ *
+ * The boundary: a transport sees one window as a struct narmat_win, an
+ * opaque-to-the-core context of ranks, sizes and displacement units that the
+ * core fills before win_init; it includes no core header and never calls the
+ * core. Notifications reach the core through the callback poll() is given.
+ * When a notification ring is full a notified access answers NARMAT_AGAIN
+ * (nothing was issued) and the core drives progress and calls again: waiting
+ * is the core's. A transport may itself serve a window through other
+ * transports' tables on sub-contexts (the hybrid transport: shm between ranks
+ * that share memory, mpi between the others).
  *
  * Contract for every data operation (put/get/acc/cas): arguments were checked
  * by the core (rank, counts, datatypes, bounds, epoch state). A blocking
@@ -28,7 +38,34 @@
 #ifndef NARMAT_TRANSPORT_H
 #define NARMAT_TRANSPORT_H
 
-#include "core/narmai.h"
+#include <narma/narma.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "util/err.h"
+#include "util/wait.h"
+
+/* Internal "try again": a queue (notification ring) is full; nothing was done. Never returned
+ * to the user: the core drives progress and calls again. */
+#define NARMAT_AGAIN (-11)
+
+struct narmat_ops;
+
+/* What a transport sees of a window. The core fills every field but tp, base (allocate),
+ * model and attr_win before win_init; win_init fills those. A transport serving a window
+ * through others builds sub-contexts of its own (other comm, rank, size). */
+struct narmat_win {
+    const struct narmat_ops *ops; /* the transport serving this context */
+    void *tp;                     /* that transport's state */
+    MPI_Comm comm;                /* the ranks of this context (a private communicator) */
+    int rank, size;               /* this process's rank in comm, and comm's size */
+    int flavor;                   /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE or _DYNAMIC */
+    int disp_unit;                /* this rank's displacement unit */
+    MPI_Aint size_bytes;          /* this rank's window memory in bytes (0 when dynamic) */
+    void *base;                   /* this rank's window memory (win_init sets it: allocate) */
+    int model;                    /* MPI_WIN_UNIFIED unless win_init says MPI_WIN_SEPARATE */
+    MPI_Win attr_win;             /* win_init sets it: an MPI window carrying attributes, name */
+    uint32_t ring_slots;          /* notification ring capacity per target (power of two) */
+};
 
 /* Control words every rank owns. */
 enum narmat_ctl_kind {
@@ -44,69 +81,85 @@ enum narmat_ctl_kind {
 /* Notification kinds carried in a record. */
 enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
 
-/* Called by poll() for each notification drained from the local ring, in arrival order. */
-typedef void (*narmat_note_cb)(struct narmai_win *w, int32_t src, int32_t tag, int64_t bytes);
+/* Called by poll() for each notification drained from the local ring, in arrival order, with
+ * the arg poll() was given; src is a rank of the context poll() was called on. */
+typedef void (*narmat_note_cb)(void *arg, int32_t src, int32_t tag, int64_t bytes);
 
-#define NARMAT_OPS_VERSION 1
+#define NARMAT_OPS_VERSION 2
 
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
     const char *name;
     int flush_blocks; /* flush waits for the network: epoch-closing calls defer it to progress */
 
+    /* The transport that moves data between this process and target (its own name, or one of
+     * the transports it serves the window through). */
+    const char *(*target_name)(struct narmat_win *w, int target);
+
     /* Window life cycle. win_init fills w->base (allocate), w->tp and w->attr_win.
      * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE. Collective. It sets
      * w->model when the memory model is not MPI_WIN_UNIFIED. */
-    int (*win_init)(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info);
-    int (*win_free)(struct narmai_win *w); /* collective */
-    int (*attach)(struct narmai_win *w, void *base, MPI_Aint size);
-    int (*detach)(struct narmai_win *w, const void *base);
+    int (*win_init)(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info);
+    int (*win_free)(struct narmat_win *w); /* collective */
+    int (*attach)(struct narmat_win *w, void *base, MPI_Aint size);
+    int (*detach)(struct narmat_win *w, const void *base);
     /* Bounds of target memory: 0 if [lo, hi) bytes from disp*disp_unit is inside the target's
      * window, NARMA_ERR_DISP otherwise. */
-    int (*check_bounds)(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi);
+    int (*check_bounds)(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi);
 
     /* Data movement. */
-    int (*put)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype, int target,
+    int (*put)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype, int target,
                MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq);
-    int (*get)(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+    int (*get)(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq);
     /* Accumulate (raddr == NULL) or get-accumulate. */
-    int (*acc)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+    int (*acc)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
                int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq);
-    int (*cas)(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+    int (*cas)(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                MPI_Datatype type, int target, MPI_Aint disp);
-    int (*flush)(struct narmai_win *w, int target);       /* target < 0: all */
-    int (*flush_local)(struct narmai_win *w, int target); /* target < 0: all */
-    int (*sync)(struct narmai_win *w); /* public/private copies, memory barrier */
+    int (*flush)(struct narmat_win *w, int target);       /* target < 0: all */
+    int (*flush_local)(struct narmat_win *w, int target); /* target < 0: all */
+    int (*sync)(struct narmat_win *w); /* public/private copies, memory barrier */
 
     /* Notified accesses. */
-    int (*put_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+    int (*put_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
-    int (*get_notify)(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+    int (*get_notify)(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                       MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
-    int (*acc_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+    int (*acc_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                       int tag);
-    /* Drain the local notification ring; returns how many records were delivered. */
-    int (*poll)(struct narmai_win *w, narmat_note_cb cb);
+    /* Drain the local notification ring, calling cb(arg, ...) per record; returns how many
+     * records were delivered. */
+    int (*poll)(struct narmat_win *w, narmat_note_cb cb, void *arg);
 
     /* Control words. Remote updates are atomic and ordered after every data operation this
      * process issued to that target before the call (release semantics: a peer that observes
      * the new value also observes the data). */
-    int (*ctl_add)(struct narmai_win *w, int target, int kind, int arg, uint64_t val);
-    int (*ctl_cas)(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
+    int (*ctl_add)(struct narmat_win *w, int target, int kind, int arg, uint64_t val);
+    int (*ctl_cas)(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
                    uint64_t desired, uint64_t *old);
     /* Local read with acquire semantics (pairs with the release of the remote update). */
-    uint64_t (*ctl_load)(struct narmai_win *w, int kind, int arg);
+    uint64_t (*ctl_load)(struct narmat_win *w, int kind, int arg);
 };
 
 extern const struct narmat_ops narmat_shm_ops;
 extern const struct narmat_ops narmat_mpi_ops;
+extern const struct narmat_ops narmat_hybrid_ops;
+
+/* NARMA_TRANSPORT as the core read it: which transport narmat_select may choose. */
+enum narmat_choice { NARMAT_AUTO = 0, NARMAT_FORCE_SHM, NARMAT_FORCE_MPI };
 
 /* Choose the transport for a new window on comm (collective: every rank gets the same answer).
  * NARMA_ERR_INTERN if the chosen table fails narmat_ops_check. */
-int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops);
+int narmat_select(MPI_Comm comm, int flavor, enum narmat_choice choice,
+                  const struct narmat_ops **ops);
+
+/* Ranks of comm that share a node with this process, as a new communicator: the ranks that
+ * share memory, split further by NARMA_NODE_SIZE=k (pretend nodes of k consecutive
+ * MPI_COMM_WORLD ranks, so that several nodes are tested on one machine). Collective. */
+int narmat_node_comm(MPI_Comm comm, MPI_Comm *node);
 
 /* The transport to try when the selected one refused a window with
  * NARMA_ERR_UNSUPPORTED on every rank (the portable one); NARMA_ERR_UNSUPPORTED
@@ -116,49 +169,56 @@ int narmat_fallback(const struct narmat_ops **ops);
  * NARMA_ERR_INTERN with a message naming the transport and both sizes. */
 int narmat_ops_check(const struct narmat_ops *ops);
 
-/* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE] (STAGE defaults to 1): 1 when this window rank
- * should fail window creation at this stage as if out of memory. Each transport numbers its
- * own stages (shm.c, mpi.c); tests use it to show that every rank fails together. */
-int narmat_test_fail_alloc(int rank, int stage);
+/* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE] (STAGE defaults to 1): 1 when this process,
+ * rank RANK of MPI_COMM_WORLD, should fail window creation at this stage as if out of memory.
+ * Each transport numbers its own stages (shm.c, mpi.c); tests use it to show that every rank
+ * fails together. World ranks, so that the hook means the same process in a sub-context. */
+int narmat_test_fail_alloc(int stage);
 
-/* "Not supported" stubs for unused entries. */
-int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size);
-int narmat_enosys_detach(struct narmai_win *w, const void *base);
+/* "Not supported" stubs for unused entries; target_name for a transport that serves every
+ * target itself. */
+const char *narmat_own_name(struct narmat_win *w, int target);
+int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size);
+int narmat_enosys_detach(struct narmat_win *w, const void *base);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
-static inline const char *narmat_name(const struct narmai_win *w) { return w->ops->name; }
-static inline int narmat_flush_blocks(const struct narmai_win *w) { return w->ops->flush_blocks; }
-static inline int narmat_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+static inline const char *narmat_name(const struct narmat_win *w) { return w->ops->name; }
+static inline int narmat_flush_blocks(const struct narmat_win *w) { return w->ops->flush_blocks; }
+static inline const char *narmat_target_name(struct narmat_win *w, int target)
+{
+    return w->ops->target_name(w, target);
+}
+static inline int narmat_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     return w->ops->win_init(w, base, size, info);
 }
-static inline int narmat_win_free(struct narmai_win *w) { return w->ops->win_free(w); }
-static inline int narmat_attach(struct narmai_win *w, void *base, MPI_Aint size)
+static inline int narmat_win_free(struct narmat_win *w) { return w->ops->win_free(w); }
+static inline int narmat_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
     return w->ops->attach(w, base, size);
 }
-static inline int narmat_detach(struct narmai_win *w, const void *base)
+static inline int narmat_detach(struct narmat_win *w, const void *base)
 {
     return w->ops->detach(w, base);
 }
-static inline int narmat_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+static inline int narmat_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
                                       MPI_Aint hi)
 {
     return w->ops->check_bounds(w, target, disp, lo, hi);
 }
-static inline int narmat_put(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_put(struct narmat_win *w, const void *oaddr, int ocount,
                              MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                              MPI_Datatype ttype, MPI_Request *mreq)
 {
     return w->ops->put(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
 }
-static inline int narmat_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+static inline int narmat_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                              int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                              MPI_Request *mreq)
 {
     return w->ops->get(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
 }
-static inline int narmat_acc(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_acc(struct narmat_win *w, const void *oaddr, int ocount,
                              MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype,
                              int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                              MPI_Request *mreq)
@@ -166,52 +226,52 @@ static inline int narmat_acc(struct narmai_win *w, const void *oaddr, int ocount
     return w->ops->acc(w, oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype,
                        op, mreq);
 }
-static inline int narmat_cas(struct narmai_win *w, const void *oaddr, const void *caddr,
+static inline int narmat_cas(struct narmat_win *w, const void *oaddr, const void *caddr,
                              void *raddr, MPI_Datatype type, int target, MPI_Aint disp)
 {
     return w->ops->cas(w, oaddr, caddr, raddr, type, target, disp);
 }
-static inline int narmat_flush(struct narmai_win *w, int target)
+static inline int narmat_flush(struct narmat_win *w, int target)
 {
     return w->ops->flush(w, target);
 }
-static inline int narmat_flush_local(struct narmai_win *w, int target)
+static inline int narmat_flush_local(struct narmat_win *w, int target)
 {
     return w->ops->flush_local(w, target);
 }
-static inline int narmat_sync(struct narmai_win *w) { return w->ops->sync(w); }
-static inline int narmat_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_sync(struct narmat_win *w) { return w->ops->sync(w); }
+static inline int narmat_put_notify(struct narmat_win *w, const void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                     MPI_Datatype ttype, int tag)
 {
     return w->ops->put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
 }
-static inline int narmat_get_notify(struct narmai_win *w, void *oaddr, int ocount,
+static inline int narmat_get_notify(struct narmat_win *w, void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                     MPI_Datatype ttype, int tag)
 {
     return w->ops->get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
 }
-static inline int narmat_acc_notify(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_acc_notify(struct narmat_win *w, const void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                     MPI_Datatype ttype, MPI_Op op, int tag)
 {
     return w->ops->acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
 }
-static inline int narmat_poll(struct narmai_win *w, narmat_note_cb cb)
+static inline int narmat_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 {
-    return w->ops->poll(w, cb);
+    return w->ops->poll(w, cb, arg);
 }
-static inline int narmat_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t v)
+static inline int narmat_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t v)
 {
     return w->ops->ctl_add(w, target, kind, arg, v);
 }
-static inline int narmat_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t e,
+static inline int narmat_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t e,
                                  uint64_t d, uint64_t *old)
 {
     return w->ops->ctl_cas(w, target, kind, arg, e, d, old);
 }
-static inline uint64_t narmat_ctl_load(struct narmai_win *w, int kind, int arg)
+static inline uint64_t narmat_ctl_load(struct narmat_win *w, int kind, int arg)
 {
     return w->ops->ctl_load(w, kind, arg);
 }

@@ -61,6 +61,7 @@ static void test_table(const struct narmat_ops *t, const char *name)
 
     unit_phase("no entry is NULL (unsupported ones are stubs)");
 #define ENTRY(f) CHECK(t->f != NULL, "%s: " #f " is NULL", name)
+    ENTRY(target_name);
     ENTRY(win_init);
     ENTRY(win_free);
     ENTRY(attach);
@@ -88,5 +89,6 @@ int main(void)
     unit_begin(30);
     test_table(&narmat_shm_ops, "shm");
     test_table(&narmat_mpi_ops, "mpi");
+    test_table(&narmat_hybrid_ops, "shm+mpi");
     return unit_done("test_transport_table");
 }

@@ -31,10 +31,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define SHM_MAGIC          UINT64_C(0x6e61726d6173686d) /* "narmashm" */
-#define SHM_LAYOUT_VERSION 1
-#define LINE               NARMAT_CACHELINE
-#define PAGE               4096
+#define SHM_MAGIC            UINT64_C(0x6e61726d6173686d) /* "narmashm" */
+#define SHM_LAYOUT_VERSION   1
+#define LINE                 NARMAT_CACHELINE
+#define PAGE                 4096
+#define NARMAT_SHM_NOTE_VOID 0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 
 struct shm_peer {
     char *seg;     /* the peer's segment in my address space */
@@ -60,7 +61,7 @@ struct shm_hdr {
     uint64_t magic, version, slot_size, slot_count;
 };
 
-static inline struct shm_state *st(struct narmai_win *w) { return (struct shm_state *)w->tp; }
+static inline struct shm_state *st(struct narmat_win *w) { return (struct shm_state *)w->tp; }
 
 static inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -104,15 +105,15 @@ static void shm_state_free(struct shm_state *s)
 }
 
 /* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE]: window creation fails on that
- * rank of the window, as if out of memory, at stage 1 (its private state),
+ * rank of MPI_COMM_WORLD, as if out of memory, at stage 1 (its private state),
  * 2 (after the shared segment exists) or 3 (mapping the peers' segments), so
  * that tests can show every rank returns an error and none hangs; for
  * Win_create, stages 4 (after moving its pages) and 5 (mapping the peers'
  * pages) make it unable to share its memory instead, so that every rank falls
  * back to the mpi transport. */
-static int shm_test_fail(const struct narmai_win *w, int stage)
+static int shm_test_fail(const struct narmat_win *w, int stage)
 {
-    return narmat_test_fail_alloc(w->rank, stage);
+    return narmat_test_fail_alloc(stage);
 }
 
 /* Window creation is collective and a rank that fails must not leave the
@@ -141,11 +142,11 @@ static int shm_verdict(int rc, struct shm_status all)
     if (all.err != NARMA_SUCCESS)
         return rc != NARMA_SUCCESS && rc != NARMA_ERR_UNSUPPORTED
                    ? rc
-                   : NARMAI_ERR(all.err, "another rank could not create its part of the window");
+                   : NARMAU_ERR(all.err, "another rank could not create its part of the window");
     if (all.fallback)
         return rc == NARMA_ERR_UNSUPPORTED
                    ? rc
-                   : NARMAI_ERR(NARMA_ERR_UNSUPPORTED,
+                   : NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
                                 "another rank's Win_create memory cannot be shared");
     return rc;
 }
@@ -156,7 +157,7 @@ static int shm_agree(int rc, MPI_Comm comm, int *out)
     int v[2] = {st.err, st.fallback};
     int mrc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm);
     if (mrc != MPI_SUCCESS) {
-        *out = rc ? rc : narmai_mpi_error(mrc);
+        *out = rc ? rc : narmau_mpi_error(mrc);
         return -1;
     }
     st.err = v[0];
@@ -165,7 +166,7 @@ static int shm_agree(int rc, MPI_Comm comm, int *out)
     return 0;
 }
 
-static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     (void)info;
     const size_t p = (size_t)w->size;
@@ -191,24 +192,24 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         s->head_copy = calloc(p, sizeof(uint64_t));
     }
     if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL || shm_test_fail(w, 1))
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window state");
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window state");
     else if (size > PTRDIFF_MAX / 2)
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
     else if (create) {
         narmat_usermem_span(base, (size_t)size, &ustart, &ulen);
         const char *env = getenv("NARMA_SHM_CREATE");
         if (env != NULL && env[0] == '0')
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: Win_create memory is "
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: Win_create memory is "
                                                    "not moved to shared memory");
         else if (!narmat_usermem_movable(ustart, ulen, why, sizeof why))
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
     }
 
     /* Agree on the ring geometry (every rank must use the same) and on stage 1. */
-    int slots_max = (int)narmai_g.ring_slots;
+    int slots_max = (int)w->ring_slots;
     if ((mrc = MPI_Allreduce(MPI_IN_PLACE, &slots_max, 1, MPI_INT, MPI_MAX, w->comm)) !=
         MPI_SUCCESS) {
-        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
         goto out;
     }
     if (shm_agree(rc, w->comm, &rc) || rc != NARMA_SUCCESS) goto out;
@@ -241,11 +242,11 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         s->myring = (struct narmat_ring *)(myseg + s->off_ring);
         narmat_ring_init(s->myring, slots);
         if (shm_test_fail(w, 2))
-            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm segment");
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm segment");
         else if (create && narmat_usermem_share(&s->um, ustart, ulen, why, sizeof why) != 0)
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
         else if (create && shm_test_fail(w, 4)) /* after moving its pages, as the others did */
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "test hook: Win_create memory not shared");
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "test hook: Win_create memory not shared");
         else if (create) {
             mine.map_off = (char *)base - s->um.obj_start;
             mine.map_len = s->um.obj_len;
@@ -254,14 +255,14 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             mine.map_ino = s->um.ino;
         }
     } else {
-        rc = narmai_mpi_error(mrc);
+        rc = narmau_mpi_error(mrc);
     }
 
     /* The sizes every rank needs, with each rank's status from stage 2. */
     mine.status = rc;
     if ((mrc = MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
                              w->comm)) != MPI_SUCCESS) {
-        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
         goto out;
     }
     /* MPI_Win_free is collective: the window can be freed on error only when
@@ -282,7 +283,7 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         char *seg;
         mrc = MPI_Win_shared_query(s->shwin, r, &qsize, &qdisp, &seg);
         if (mrc != MPI_SUCCESS) {
-            rc = narmai_mpi_error(mrc);
+            rc = narmau_mpi_error(mrc);
             break;
         }
         struct shm_peer *pr = &s->peers[r];
@@ -301,13 +302,13 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             pr->map = narmat_usermem_map(all[r].map_name, all[r].map_dev, all[r].map_ino,
                                          all[r].map_len, why, sizeof why);
         if (pr->map == NULL) {
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
             break;
         }
         pr->map_len = all[r].map_len;
         pr->data = pr->map + all[r].map_off;
     }
-    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm peers");
     /* Rings and control words are initialised everywhere before anyone uses
      * them (the fence orders our stores before the collective that doubles as
      * the barrier), and every rank learns whether all mapped their peers. */
@@ -331,7 +332,7 @@ out:
     return rc;
 }
 
-static int shm_win_free(struct narmai_win *w)
+static int shm_win_free(struct narmat_win *w)
 {
     struct shm_state *s = st(w);
     /* Nobody may still write into our segment (a late notification): the
@@ -343,10 +344,10 @@ static int shm_win_free(struct narmai_win *w)
     free(s);
     w->tp = NULL;
     w->attr_win = MPI_WIN_NULL;
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmai_mpi_error(rc);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(rc);
 }
 
-static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+static int shm_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
                             MPI_Aint hi)
 {
     const struct shm_peer *p = &st(w)->peers[target];
@@ -357,7 +358,7 @@ static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI
     if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ||
         __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
         first < 0 || end > p->size)
-        return NARMAI_ERR(NARMA_ERR_DISP,
+        return NARMAU_ERR(NARMA_ERR_DISP,
                           "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window "
                           "of %ld bytes",
                           (long)disp, p->disp_unit, (long)lo, (long)hi, target, (long)p->size);
@@ -366,21 +367,21 @@ static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI
 
 /* Only for accesses check_bounds accepted: an overflowing product belongs to an
  * access of no byte, which gets the window's base. */
-static inline char *taddr(struct narmai_win *w, int target, MPI_Aint disp)
+static inline char *taddr(struct narmat_win *w, int target, MPI_Aint disp)
 {
     const struct shm_peer *p = &st(w)->peers[target];
     MPI_Aint off;
     return __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ? p->data : p->data + off;
 }
 
-static int shm_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
     return narmau_dtype_copy(taddr(w, target, disp), tcount, ttype, oaddr, ocount, otype);
 }
 
-static int shm_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+static int shm_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                    MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
@@ -392,7 +393,7 @@ static int shm_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype o
  * laid out as MPI lays out count elements of that type: element i at
  * i * extent, so pair types with padding (MPI_DOUBLE_INT: 12 data bytes,
  * extent 16) need n * extent bytes, not n * size. */
-static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
@@ -401,7 +402,7 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
     if (td->basic == MPI_DATATYPE_NULL)
-        return NARMAI_ERR(NARMA_ERR_TYPE, "accumulate target type mixes basic types");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "accumulate target type mixes basic types");
     MPI_Aint n = td->basic_size ? (MPI_Aint)tcount * td->size / td->basic_size : 0;
     if (n == 0) return NARMA_SUCCESS;
     const narmau_dtype *bd;
@@ -414,7 +415,7 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
         if (od->contiguous && od->basic == td->basic) {
             origin = (const char *)oaddr + od->true_lb;
         } else {
-            if ((otmp = malloc(bytes)) == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "acc");
+            if ((otmp = malloc(bytes)) == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "acc");
             if ((rc = narmau_dtype_copy(otmp, (int)n, td->basic, oaddr, ocount, otype))) goto out;
             origin = otmp;
         }
@@ -425,7 +426,7 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
             (MPI_Aint)rcount * rd->size == (MPI_Aint)bytes) {
             result = (char *)raddr + rd->true_lb;
         } else if ((result = rtmp = malloc(bytes)) == NULL) {
-            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "acc");
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "acc");
             goto out;
         }
     }
@@ -439,7 +440,7 @@ out:
     return rc;
 }
 
-static int shm_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+static int shm_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                    MPI_Datatype type, int target, MPI_Aint disp)
 {
     return narmau_acc_cas(taddr(w, target, disp), oaddr, caddr, raddr, type,
@@ -448,105 +449,106 @@ static int shm_cas(struct narmai_win *w, const void *oaddr, const void *caddr, v
 
 /* Loads and stores are complete when they retire; a full fence makes them
  * visible before anything this process does next (flags, MPI messages). */
-static int shm_flush(struct narmai_win *w, int target)
+static int shm_flush(struct narmat_win *w, int target)
 {
     narmau_atomic_fence_seq_cst();
     return NARMA_SUCCESS;
 }
 
-static int shm_sync(struct narmai_win *w)
+static int shm_sync(struct narmat_win *w)
 {
     narmau_atomic_fence_seq_cst();
     return NARMA_SUCCESS;
 }
 
-/* Enqueue one notification at target; waits (driving progress) while its ring
- * is full. The data of the access must already be in place: the publish
- * releases it together with the record. */
-static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, MPI_Aint disp,
-                        const narmau_dtype *td, int tcount)
+/* A notified access: claim a slot in target's ring first (NARMAT_AGAIN, with
+ * nothing done, while the ring is full: the core drives progress and calls
+ * again, so an accumulate is never applied twice), then move the data, then
+ * publish the record, whose release store publishes the data with it. An
+ * access that fails after the claim publishes a void record (kind 0), which
+ * the reader consumes without delivering. */
+static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *raddr, int ocount,
+                      MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                      MPI_Op op, int tag)
 {
     struct shm_state *s = st(w);
+    const narmau_dtype *td;
+    int rc = narmau_dtype_get(ttype, &td);
+    if (rc) return rc;
     struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
     uint64_t pos;
-    struct narmat_rec *rec;
-    narmai_waiter wt = {0};
-    while ((rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos)) == NULL) {
-        narmai_progress(); /* drain our own ring: two ranks filling each other's cannot deadlock */
-        narmai_wait_step(&wt);
-    }
+    struct narmat_rec *rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos);
+    if (rec == NULL) return NARMAT_AGAIN;
+    /* The origin moves the data itself, whatever its size: a later access of
+     * this origin then finds it done, as after a plain put or get. */
+    if (kind == NARMAT_NOTE_PUT)
+        rc = shm_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
+    else if (kind == NARMAT_NOTE_GET)
+        rc = shm_get(w, raddr, ocount, otype, target, disp, tcount, ttype, NULL);
+    else
+        rc = shm_acc(w, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount,
+                     ttype, op, NULL);
     rec->src = w->rank;
     rec->tag = tag;
-    rec->kind = (uint32_t)kind;
+    rec->kind = rc ? NARMAT_SHM_NOTE_VOID : (uint32_t)kind;
     rec->bytes = (uint64_t)((MPI_Aint)tcount * td->size);
     /* Bounds were checked; with no byte accessed the offset is never used. */
     rec->off = rec->bytes ? (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb) : 0;
+    /* Release: publishes the record and the data (a get's loads are ordered
+     * before the target learns it may overwrite its buffer). */
     narmat_ring_publish(rec, pos);
+    return rc;
 }
 
-static int shm_put_notify(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_put_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
-    const narmau_dtype *td;
-    int rc = narmau_dtype_get(ttype, &td);
-    if (rc) return rc;
-    /* The origin writes the data itself, whatever its size: a later access of
-     * this origin then finds it there, as after a plain put. */
-    if ((rc = shm_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL))) return rc;
-    shm_enqueue(w, target, NARMAT_NOTE_PUT, tag, disp, td, tcount);
-    return NARMA_SUCCESS;
+    return shm_notify(w, NARMAT_NOTE_PUT, oaddr, NULL, ocount, otype, target, disp, tcount, ttype,
+                      MPI_OP_NULL, tag);
 }
 
-static int shm_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
-    const narmau_dtype *td;
-    int rc = narmau_dtype_get(ttype, &td);
-    if (rc) return rc;
-    if ((rc = shm_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL))) return rc;
-    /* The publish (release) orders our loads of the target's buffer before the
-     * target learns it may overwrite it. */
-    shm_enqueue(w, target, NARMAT_NOTE_GET, tag, disp, td, tcount);
-    return NARMA_SUCCESS;
+    return shm_notify(w, NARMAT_NOTE_GET, NULL, oaddr, ocount, otype, target, disp, tcount, ttype,
+                      MPI_OP_NULL, tag);
 }
 
-static int shm_acc_notify(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                           int tag)
 {
-    const narmau_dtype *td;
-    int rc = narmau_dtype_get(ttype, &td);
-    if (rc) return rc;
-    rc = shm_acc(w, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype,
-                 op, NULL);
-    if (rc) return rc;
-    shm_enqueue(w, target, NARMAT_NOTE_ACC, tag, disp, td, tcount);
-    return NARMA_SUCCESS;
+    return shm_notify(w, NARMAT_NOTE_ACC, oaddr, NULL, ocount, otype, target, disp, tcount, ttype,
+                      op, tag);
 }
 
-static int shm_poll(struct narmai_win *w, narmat_note_cb cb)
+static int shm_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 {
     struct shm_state *s = st(w);
     const struct shm_peer *me = &s->peers[w->rank];
     const struct narmat_rec *rec;
-    int n = 0;
+    int n = 0, consumed = 0;
     /* Bounded: at most one ring's worth per call so a flood cannot starve the caller. */
-    while (n <= (int)s->mask && (rec = narmat_ring_peek(s->myring, s->mask, s->head)) != NULL) {
+    while (consumed <= (int)s->mask &&
+           (rec = narmat_ring_peek(s->myring, s->mask, s->head)) != NULL) {
         int32_t src = rec->src, tag = rec->tag;
         int64_t bytes = (int64_t)rec->bytes;
         /* The data a put or accumulate left is what the program reads next:
          * start loading its first line while matching runs. */
         if (bytes > 0 && rec->kind != NARMAT_NOTE_GET && rec->off < (uint64_t)me->size)
             __builtin_prefetch(me->data + rec->off);
+        uint32_t kind = rec->kind;
         s->head++;
+        consumed++;
+        if (kind == NARMAT_SHM_NOTE_VOID) continue; /* a failed access: nothing to deliver */
         n++;
-        cb(w, src, tag, bytes);
+        cb(arg, src, tag, bytes);
     }
-    if (n > 0) narmat_ring_consumed(s->myring, s->head);
+    if (consumed > 0) narmat_ring_consumed(s->myring, s->head);
     return n;
 }
 
-static int shm_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val)
+static int shm_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
     /* acq_rel RMW: releases this process's earlier data stores to whoever
      * acquires the word (shm_ctl_load). */
@@ -554,7 +556,7 @@ static int shm_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint
     return NARMA_SUCCESS;
 }
 
-static int shm_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
+static int shm_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
                        uint64_t desired, uint64_t *old)
 {
     uint64_t e = expected;
@@ -563,7 +565,7 @@ static int shm_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint
     return NARMA_SUCCESS;
 }
 
-static uint64_t shm_ctl_load(struct narmai_win *w, int kind, int arg)
+static uint64_t shm_ctl_load(struct narmat_win *w, int kind, int arg)
 {
     /* Acquire: pairs with the peers' ctl_add/cas; their data is visible after. */
     return narmau_atomic_load_acq_u64(ctl_word(st(w), w->rank, kind, arg));
@@ -572,6 +574,7 @@ static uint64_t shm_ctl_load(struct narmai_win *w, int kind, int arg)
 const struct narmat_ops narmat_shm_ops = {
     .size = sizeof(struct narmat_ops),
     .name = "shm",
+    .target_name = narmat_own_name,
     .win_init = shm_win_init,
     .win_free = shm_win_free,
     .attach = narmat_enosys_attach,

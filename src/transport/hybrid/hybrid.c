@@ -1,0 +1,405 @@
+/*
+ * The hybrid transport: one window whose ranks span nodes, served per pair of
+ * ranks: shm between the ranks of a node, mpi between the others.
+ *
+ * It holds two sub-contexts and forwards every call to the transport of the
+ * pair it concerns, translating ranks:
+ *   shm  over the node's ranks (narmat_node_comm: ranks that share memory,
+ *        split further by NARMA_NODE_SIZE); present on nodes of more than
+ *        one rank, unless shm refused the window there (every rank of that
+ *        node alike, so both ends of a pair always agree on its path);
+ *   mpi  over every rank of the window; Win_allocate memory comes from shm
+ *        (or MPI_Alloc_mem on a node without shm) and is exposed to mpi as a
+ *        Win_create window, so that one collective is the same on every rank.
+ *
+ * Notifications: poll drains both rings; shm's sources are node ranks and are
+ * translated back to window ranks. Each origin uses one path toward a target,
+ * so the order of one origin's notifications is kept.
+ *
+ * Control words: a word written by one peer only (grant[p], done[p], fence
+ * round r of the dissemination barrier) is written through that peer's path;
+ * the owner reads it as the sum of its shm and mpi copies (the other copy stays
+ * 0), and the flat fence's round 0, written by every peer, is a sum anyway.
+ * The lock word is updated by compare-and-swap from every peer: atomic only
+ * if every peer uses one mechanism, so it lives in mpi's copy for every peer,
+ * the node's own included. A seq_cst fence before such an update orders the
+ * data this process stored through shm before it (release), and one after a
+ * lock word read orders the loads that follow (acquire).
+ *
+ * Per-peer state: two int arrays of the window's size (rank translation),
+ * beside what the sub-transports keep.
+ */
+#include "transport/transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "util/atomic.h"
+
+struct hyb {
+    struct narmat_win shm, mpi; /* sub-contexts */
+    int has_shm;                /* this node's ranks talk through shm */
+    int *node_of;               /* window rank -> rank in shm's context, or -1 (mpi) */
+    int *win_of;                /* rank in shm's context -> window rank */
+    void *own_mem;              /* Win_allocate memory from MPI_Alloc_mem (no shm here) */
+    narmat_note_cb cb;          /* during poll: the core's callback and its argument */
+    void *cb_arg;
+};
+
+static inline struct hyb *hy(struct narmat_win *w) { return w->tp; }
+
+/* The shm rank of target, or -1 when the pair goes through mpi. */
+static inline int via_shm(struct narmat_win *w, int target) { return hy(w)->node_of[target]; }
+
+static const char *hyb_target_name(struct narmat_win *w, int target)
+{
+    return via_shm(w, target) >= 0 ? hy(w)->shm.ops->name : hy(w)->mpi.ops->name;
+}
+
+static void hyb_release(struct hyb *h)
+{
+    if (h->shm.comm != MPI_COMM_NULL) MPI_Comm_free(&h->shm.comm);
+    if (h->own_mem != NULL) MPI_Free_mem(h->own_mem);
+    free(h->node_of);
+    free(h->win_of);
+    free(h);
+}
+
+/* Every rank's status: the worst class any rank saw (collective over comm). */
+static int hyb_agree(MPI_Comm comm, int mine)
+{
+    int worst = mine;
+    int mrc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm);
+    if (mrc != MPI_SUCCESS) return mine ? mine : narmau_mpi_error(mrc);
+    if (worst == NARMA_SUCCESS || mine) return mine;
+    return NARMAU_ERR(worst, "another rank could not create the window (%s)",
+                      NARMA_Strerror(worst));
+}
+
+/* Which ranks of the window share this node's shm context: node_of/win_of. */
+static int hyb_map(struct narmat_win *w, struct hyb *h)
+{
+    int n = w->size;
+    h->node_of = malloc(sizeof(int) * (size_t)n);
+    h->win_of = malloc(sizeof(int) * (size_t)n);
+    if (h->node_of == NULL || h->win_of == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "rank maps");
+    for (int i = 0; i < n; i++)
+        h->node_of[i] = -1;
+    if (!h->has_shm) return NARMA_SUCCESS;
+    MPI_Group wg, ng;
+    int *iota = malloc(sizeof(int) * (size_t)h->shm.size);
+    if (iota == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "rank maps");
+    for (int i = 0; i < h->shm.size; i++)
+        iota[i] = i;
+    MPI_Comm_group(w->comm, &wg);
+    MPI_Comm_group(h->shm.comm, &ng);
+    int mrc = MPI_Group_translate_ranks(ng, h->shm.size, iota, wg, h->win_of);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    free(iota);
+    if (mrc != MPI_SUCCESS) return narmau_mpi_error(mrc);
+    for (int i = 0; i < h->shm.size; i++)
+        h->node_of[h->win_of[i]] = i;
+    return NARMA_SUCCESS;
+}
+
+static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
+{
+    struct hyb *h = calloc(1, sizeof(*h));
+    int rc = h != NULL ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_NO_MEM, "hybrid state");
+    if (h != NULL) h->shm.comm = MPI_COMM_NULL;
+    /* Collective over comm: every rank takes part even after a local failure. */
+    MPI_Comm node = MPI_COMM_NULL;
+    int nrc = narmat_node_comm(w->comm, &node);
+    if (rc == NARMA_SUCCESS) rc = nrc;
+    if (h == NULL || nrc) {
+        if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+        free(h);
+        return hyb_agree(w->comm, rc);
+    }
+    struct narmat_win tmpl = *w;
+    tmpl.tp = NULL;
+    tmpl.attr_win = MPI_WIN_NULL;
+    h->shm = tmpl;
+    h->shm.ops = &narmat_shm_ops;
+    h->shm.comm = node;
+    MPI_Comm_rank(node, &h->shm.rank);
+    MPI_Comm_size(node, &h->shm.size);
+    h->mpi = tmpl;
+    h->mpi.ops = &narmat_mpi_ops;
+
+    /* 1. shm among the node's ranks (collective over the node; a refusal is the node's). */
+    h->has_shm = h->shm.size > 1 && rc == NARMA_SUCCESS;
+    if (h->has_shm) {
+        int src = narmat_win_init(&h->shm, base, size, info);
+        if (src == NARMA_ERR_UNSUPPORTED)
+            h->has_shm = 0; /* that node talks through mpi */
+        else
+            rc = src;
+    }
+    /* 2. Win_allocate memory where shm did not provide it. */
+    void *mem = base;
+    if (rc == NARMA_SUCCESS && w->flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        if (h->has_shm) {
+            mem = h->shm.base;
+        } else {
+            int mrc = MPI_Alloc_mem(size > 0 ? size : 1, MPI_INFO_NULL, &h->own_mem);
+            if (mrc != MPI_SUCCESS) rc = narmau_mpi_error(mrc);
+            mem = h->own_mem;
+        }
+        h->mpi.flavor = MPI_WIN_FLAVOR_CREATE;
+    }
+    if (rc == NARMA_SUCCESS) rc = hyb_map(w, h);
+    /* 3. Every rank got this far? And does any node use shm? (None: the window is plain mpi,
+     * the core's fallback, not a hybrid whose every pair goes through mpi.) */
+    int st[2] = {rc, h->has_shm}, all[2];
+    int mrc = MPI_Allreduce(st, all, 2, MPI_INT, MPI_MAX, w->comm);
+    if (mrc != MPI_SUCCESS && rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
+    if (rc == NARMA_SUCCESS && all[0] != NARMA_SUCCESS)
+        rc = NARMAU_ERR(all[0], "another rank could not create the window (%s)",
+                        NARMA_Strerror(all[0]));
+    else if (rc == NARMA_SUCCESS && !all[1])
+        rc = NARMA_ERR_UNSUPPORTED; /* every rank alike: the core falls back to mpi */
+    /* 4. mpi among every rank. */
+    if (rc == NARMA_SUCCESS) rc = narmat_win_init(&h->mpi, mem, size, info);
+    if (rc) {
+        if (h->has_shm) narmat_win_free(&h->shm);
+        hyb_release(h);
+        return rc;
+    }
+    w->tp = h;
+    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE) w->base = mem;
+    w->model = h->mpi.model;
+    w->attr_win = h->mpi.attr_win;
+    return NARMA_SUCCESS;
+}
+
+static int hyb_win_free(struct narmat_win *w)
+{
+    struct hyb *h = hy(w);
+    int rc = narmat_win_free(&h->mpi);
+    if (h->has_shm) {
+        int src = narmat_win_free(&h->shm);
+        if (rc == NARMA_SUCCESS) rc = src;
+    }
+    hyb_release(h);
+    w->tp = NULL;
+    w->attr_win = MPI_WIN_NULL;
+    return rc;
+}
+
+static int hyb_attach(struct narmat_win *w, void *base, MPI_Aint size)
+{
+    struct hyb *h = hy(w);
+    int rc = narmat_attach(&h->mpi, base, size);
+    if (rc == NARMA_SUCCESS && h->has_shm && (rc = narmat_attach(&h->shm, base, size)))
+        narmat_detach(&h->mpi, base);
+    return rc;
+}
+
+static int hyb_detach(struct narmat_win *w, const void *base)
+{
+    struct hyb *h = hy(w);
+    int rc = h->has_shm ? narmat_detach(&h->shm, base) : NARMA_SUCCESS;
+    int mrc = narmat_detach(&h->mpi, base);
+    return rc ? rc : mrc;
+}
+
+static int hyb_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+                            MPI_Aint hi)
+{
+    int s = via_shm(w, target);
+    return s >= 0 ? narmat_check_bounds(&hy(w)->shm, s, disp, lo, hi)
+                  : narmat_check_bounds(&hy(w)->mpi, target, disp, lo, hi);
+}
+
+static int hyb_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                   int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+{
+    int s = via_shm(w, target);
+    return s >= 0
+               ? narmat_put(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, mreq)
+               : narmat_put(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
+}
+
+static int hyb_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+                   MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+{
+    int s = via_shm(w, target);
+    return s >= 0
+               ? narmat_get(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, mreq)
+               : narmat_get(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
+}
+
+static int hyb_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                   void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                   int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
+{
+    int s = via_shm(w, target);
+    struct narmat_win *sub = s >= 0 ? &hy(w)->shm : &hy(w)->mpi;
+    return narmat_acc(sub, oaddr, ocount, otype, raddr, rcount, rtype, s >= 0 ? s : target, disp,
+                      tcount, ttype, op, mreq);
+}
+
+static int hyb_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
+                   MPI_Datatype type, int target, MPI_Aint disp)
+{
+    int s = via_shm(w, target);
+    return s >= 0 ? narmat_cas(&hy(w)->shm, oaddr, caddr, raddr, type, s, disp)
+                  : narmat_cas(&hy(w)->mpi, oaddr, caddr, raddr, type, target, disp);
+}
+
+static int hyb_flush(struct narmat_win *w, int target)
+{
+    struct hyb *h = hy(w);
+    if (target >= 0) {
+        int s = via_shm(w, target);
+        return s >= 0 ? narmat_flush(&h->shm, s) : narmat_flush(&h->mpi, target);
+    }
+    int rc = h->has_shm ? narmat_flush(&h->shm, -1) : NARMA_SUCCESS;
+    int mrc = narmat_flush(&h->mpi, -1);
+    return rc ? rc : mrc;
+}
+
+static int hyb_flush_local(struct narmat_win *w, int target)
+{
+    struct hyb *h = hy(w);
+    if (target >= 0) {
+        int s = via_shm(w, target);
+        return s >= 0 ? narmat_flush_local(&h->shm, s) : narmat_flush_local(&h->mpi, target);
+    }
+    int rc = h->has_shm ? narmat_flush_local(&h->shm, -1) : NARMA_SUCCESS;
+    int mrc = narmat_flush_local(&h->mpi, -1);
+    return rc ? rc : mrc;
+}
+
+static int hyb_sync(struct narmat_win *w)
+{
+    struct hyb *h = hy(w);
+    int rc = h->has_shm ? narmat_sync(&h->shm) : NARMA_SUCCESS;
+    int mrc = narmat_sync(&h->mpi);
+    return rc ? rc : mrc;
+}
+
+static int hyb_put_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
+{
+    int s = via_shm(w, target);
+    return s >= 0
+               ? narmat_put_notify(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, tag)
+               : narmat_put_notify(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount, ttype,
+                                   tag);
+}
+
+static int hyb_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
+{
+    int s = via_shm(w, target);
+    return s >= 0
+               ? narmat_get_notify(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, tag)
+               : narmat_get_notify(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount, ttype,
+                                   tag);
+}
+
+static int hyb_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
+                          int tag)
+{
+    int s = via_shm(w, target);
+    struct narmat_win *sub = s >= 0 ? &hy(w)->shm : &hy(w)->mpi;
+    return narmat_acc_notify(sub, oaddr, ocount, otype, s >= 0 ? s : target, disp, tcount, ttype,
+                             op, tag);
+}
+
+/* shm's sources are node ranks: back to window ranks for the core. */
+static void hyb_note_from_shm(void *arg, int32_t src, int32_t tag, int64_t bytes)
+{
+    struct hyb *h = arg;
+    h->cb(h->cb_arg, h->win_of[src], tag, bytes);
+}
+
+static int hyb_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
+{
+    struct hyb *h = hy(w);
+    int n = 0;
+    if (h->has_shm) {
+        h->cb = cb;
+        h->cb_arg = arg;
+        n = narmat_poll(&h->shm, hyb_note_from_shm, h);
+    }
+    return n + narmat_poll(&h->mpi, cb, arg);
+}
+
+/* The context a control word of (kind, writer) lives in, and the writer's rank there. */
+static struct narmat_win *ctl_path(struct narmat_win *w, int kind, int peer, int *rank)
+{
+    struct hyb *h = hy(w);
+    int s = kind == NARMAT_CTL_LOCK ? -1 : via_shm(w, peer);
+    *rank = s >= 0 ? s : peer;
+    return s >= 0 ? &h->shm : &h->mpi;
+}
+
+/* grant[p] and done[p] are indexed by the writer's rank in the context that carries them. */
+static int ctl_arg(struct narmat_win *sub, int kind, int arg)
+{
+    return kind == NARMAT_CTL_GRANT || kind == NARMAT_CTL_DONE ? sub->rank : arg;
+}
+
+static int hyb_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
+{
+    int t;
+    struct narmat_win *sub = ctl_path(w, kind, target, &t);
+    /* Release: data stored through shm before a lock word update through mpi. */
+    if (sub == &hy(w)->mpi && hy(w)->has_shm) narmau_atomic_fence_seq_cst();
+    return narmat_ctl_add(sub, t, kind, ctl_arg(sub, kind, arg), val);
+}
+
+static int hyb_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
+                       uint64_t desired, uint64_t *old)
+{
+    int t;
+    struct narmat_win *sub = ctl_path(w, kind, target, &t);
+    if (sub == &hy(w)->mpi && hy(w)->has_shm) narmau_atomic_fence_seq_cst(); /* as ctl_add */
+    int rc = narmat_ctl_cas(sub, t, kind, ctl_arg(sub, kind, arg), expected, desired, old);
+    /* Acquire: a lock taken through mpi orders the shm loads that follow. */
+    if (sub == &hy(w)->mpi && hy(w)->has_shm) narmau_atomic_fence_seq_cst();
+    return rc;
+}
+
+static uint64_t hyb_ctl_load(struct narmat_win *w, int kind, int arg)
+{
+    struct hyb *h = hy(w);
+    if (kind == NARMAT_CTL_LOCK) return narmat_ctl_load(&h->mpi, kind, arg);
+    if (kind == NARMAT_CTL_GRANT || kind == NARMAT_CTL_DONE) {
+        int s = via_shm(w, arg); /* arg: the peer that writes the word */
+        return s >= 0 ? narmat_ctl_load(&h->shm, kind, s) : narmat_ctl_load(&h->mpi, kind, arg);
+    }
+    /* A fence round: written by peers of both paths (round 0 of the flat barrier). */
+    uint64_t v = h->has_shm ? narmat_ctl_load(&h->shm, kind, arg) : 0;
+    return v + narmat_ctl_load(&h->mpi, kind, arg);
+}
+
+const struct narmat_ops narmat_hybrid_ops = {
+    .size = sizeof(struct narmat_ops),
+    .name = "shm+mpi",
+    .flush_blocks = 1,
+    .target_name = hyb_target_name,
+    .win_init = hyb_win_init,
+    .win_free = hyb_win_free,
+    .attach = hyb_attach,
+    .detach = hyb_detach,
+    .check_bounds = hyb_check_bounds,
+    .put = hyb_put,
+    .get = hyb_get,
+    .acc = hyb_acc,
+    .cas = hyb_cas,
+    .flush = hyb_flush,
+    .flush_local = hyb_flush_local,
+    .sync = hyb_sync,
+    .put_notify = hyb_put_notify,
+    .get_notify = hyb_get_notify,
+    .acc_notify = hyb_acc_notify,
+    .poll = hyb_poll,
+    .ctl_add = hyb_ctl_add,
+    .ctl_cas = hyb_ctl_cas,
+    .ctl_load = hyb_ctl_load,
+};
