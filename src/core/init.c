@@ -28,15 +28,8 @@ int narmai_lazy_init(void)
     MPI_Finalized(&flag);
     if (flag) return NARMAU_ERR(NARMA_ERR_NOT_INIT, "MPI is already finalised");
 
-    /* NARMA_TRANSPORT: auto (default), shm, mpi. */
-    const char *t = getenv("NARMA_TRANSPORT");
-    narmai_g.transport_choice = NARMAT_AUTO;
-    if (t != NULL && strcmp(t, "shm") == 0)
-        narmai_g.transport_choice = NARMAT_FORCE_SHM;
-    else if (t != NULL && strcmp(t, "mpi") == 0)
-        narmai_g.transport_choice = NARMAT_FORCE_MPI;
-    else if (t != NULL && *t != '\0' && strcmp(t, "auto") != 0)
-        fprintf(stderr, "narma: unknown NARMA_TRANSPORT=%s, using auto\n", t);
+    /* NARMA_TRANSPORT, NARMA_NODE_SIZE: read by the transport layer. */
+    narmat_configure();
 
     /* NARMA_RING_SLOTS: notification ring capacity per target, rounded up to a power of two. */
     uint32_t slots = narmai_env_u32("NARMA_RING_SLOTS", NARMA_DEFAULT_RING_SLOTS);

@@ -13,14 +13,13 @@
 
 /* ---- global state ---- */
 struct narmai_global {
-    int initialized;                     /* narma state is set up */
-    int we_initialized_mpi;              /* NARMA_Init called MPI_Init */
-    enum narmat_choice transport_choice; /* NARMA_TRANSPORT */
-    uint32_t ring_slots;                 /* notification ring capacity per target */
-    uint32_t fence_flat_max;             /* largest window whose fence barrier is one step */
-    uint64_t lock_pref_ns;               /* longest a lock holder defers to a waiting writer */
-    int nlocks_held;      /* passive-target locks held, every window (epoch_lock.c) */
-    narmau_dlist windows; /* every live window (progress visits them in creation order) */
+    int initialized;         /* narma state is set up */
+    int we_initialized_mpi;  /* NARMA_Init called MPI_Init */
+    uint32_t ring_slots;     /* notification ring capacity per target */
+    uint32_t fence_flat_max; /* largest window whose fence barrier is one step */
+    uint64_t lock_pref_ns;   /* longest a lock holder defers to a waiting writer */
+    int nlocks_held;         /* passive-target locks held, every window (epoch_lock.c) */
+    narmau_dlist windows;    /* every live window (progress visits them in creation order) */
     int nwindows;
     unsigned focused; /* passes over one window since the last pass over all (progress.c) */
 };

@@ -153,7 +153,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
         return rc;
     }
     w->fence_flat_max = flat;
-    rc = narmat_select(w->t.comm, flavor, narmai_g.transport_choice, &w->t.ops);
+    rc = narmat_select(w->t.comm, flavor, &w->t.ops);
     if (rc == NARMA_SUCCESS) rc = narmat_win_init(&w->t, base, size, info);
     /* Refused by every rank alike (e.g. user memory shm cannot share): the next transport. */
     if (rc == NARMA_ERR_UNSUPPORTED && narmat_fallback(&w->t.ops) == NARMA_SUCCESS)

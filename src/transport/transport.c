@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
@@ -31,28 +32,34 @@ int narmat_ops_check(const struct narmat_ops *ops)
 
 const char *narmat_own_name(struct narmat_win *w, int target) { return w->ops->name; }
 
-/* NARMA_NODE_SIZE=k: pretend nodes of k consecutive MPI_COMM_WORLD ranks (0 or unset: the
- * machine's own nodes). Read once. */
-static int narmat_env_node_size(void)
+/* The transport layer's environment (narmat_configure). */
+static struct {
+    int force_mpi; /* NARMA_TRANSPORT=mpi */
+    int node_size; /* NARMA_NODE_SIZE: pretend nodes of k world ranks, 0: the machine's */
+} narmat_cfg;
+
+void narmat_configure(void)
 {
-    static int k = -1;
-    if (k < 0) {
-        const char *v = getenv("NARMA_NODE_SIZE");
-        char *end = NULL;
-        long x = v != NULL && *v != '\0' ? strtol(v, &end, 10) : 0;
-        if (v != NULL && *v != '\0' && (*end != '\0' || x < 0 || x > INT_MAX)) {
-            fprintf(stderr, "narma: ignoring NARMA_NODE_SIZE=%s (not a rank count)\n", v);
-            x = 0;
-        }
-        k = (int)x;
+    /* NARMA_TRANSPORT: auto (default) or shm (shm wherever it applies), mpi (mpi everywhere). */
+    const char *t = getenv("NARMA_TRANSPORT");
+    narmat_cfg.force_mpi = t != NULL && strcmp(t, "mpi") == 0;
+    if (t != NULL && *t != '\0' && strcmp(t, "auto") && strcmp(t, "shm") && strcmp(t, "mpi"))
+        fprintf(stderr, "narma: unknown NARMA_TRANSPORT=%s, using auto\n", t);
+    /* NARMA_NODE_SIZE=k: pretend nodes of k consecutive MPI_COMM_WORLD ranks. */
+    const char *v = getenv("NARMA_NODE_SIZE");
+    char *end = NULL;
+    long k = v != NULL && *v != '\0' ? strtol(v, &end, 10) : 0;
+    if (v != NULL && *v != '\0' && (*end != '\0' || k < 0 || k > INT_MAX)) {
+        fprintf(stderr, "narma: ignoring NARMA_NODE_SIZE=%s (not a rank count)\n", v);
+        k = 0;
     }
-    return k;
+    narmat_cfg.node_size = (int)k;
 }
 
 int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
 {
     MPI_Comm shared;
-    int k = narmat_env_node_size();
+    int k = narmat_cfg.node_size;
     NARMAU_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
     if (k == 0) {
         *node = shared;
@@ -74,13 +81,12 @@ int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
  * A window shm refuses on every rank (user memory it cannot share) falls back: narmat_fallback.
  * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it applies", as auto.
  * Collective over comm. */
-int narmat_select(MPI_Comm comm, int flavor, enum narmat_choice choice,
-                  const struct narmat_ops **ops)
+int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
     int shm_serves =
         flavor != MPI_WIN_FLAVOR_DYNAMIC || narmat_shm_ops.attach != narmat_enosys_attach;
-    if (choice == NARMAT_FORCE_MPI || !shm_serves) return narmat_ops_check(*ops);
+    if (narmat_cfg.force_mpi || !shm_serves) return narmat_ops_check(*ops);
     MPI_Comm node;
     int rc = narmat_node_comm(comm, &node);
     if (rc) return rc;

@@ -148,13 +148,13 @@ extern const struct narmat_ops narmat_shm_ops;
 extern const struct narmat_ops narmat_mpi_ops;
 extern const struct narmat_ops narmat_hybrid_ops;
 
-/* NARMA_TRANSPORT as the core read it: which transport narmat_select may choose. */
-enum narmat_choice { NARMAT_AUTO = 0, NARMAT_FORCE_SHM, NARMAT_FORCE_MPI };
-
 /* Choose the transport for a new window on comm (collective: every rank gets the same answer).
  * NARMA_ERR_INTERN if the chosen table fails narmat_ops_check. */
-int narmat_select(MPI_Comm comm, int flavor, enum narmat_choice choice,
-                  const struct narmat_ops **ops);
+int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops);
+
+/* Read the transport layer's environment (NARMA_TRANSPORT, NARMA_NODE_SIZE) once, at narma's
+ * initialisation; unknown values are reported on stderr and ignored. */
+void narmat_configure(void);
 
 /* Ranks of comm that share a node with this process, as a new communicator: the ranks that
  * share memory, split further by NARMA_NODE_SIZE=k (pretend nodes of k consecutive
