@@ -21,7 +21,7 @@ struct narmai_global {
     int nlocks_held;         /* passive-target locks held, every window (epoch_lock.c) */
     narmau_dlist windows;    /* every live window (progress visits them in creation order) */
     int nwindows;
-    unsigned focused; /* passes over one window since the last pass over all (progress.c) */
+    unsigned focused; /* passes of waits (progress.c: which windows each pass visits) */
 };
 extern struct narmai_global narmai_g;
 int narmai_lazy_init(void);

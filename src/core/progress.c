@@ -6,11 +6,15 @@
  *   3. requests observe completion in Test/Wait themselves.
  * It runs inside every waiting call and from NARMA_Progress; no helper thread.
  * A call that waits for one window (a request's, an epoch's) passes over
- * that window every time and over all windows every NARMAI_OTHERS_EVERY-th
- * time, so the cost of a wait does not grow with the windows a program has
- * (an mpi window's poll enters the MPI library) while every window still
- * advances, and a wait that depends on another window's progress (a peer
- * that answers only after our epoch there completes) still ends.
+ * what can complete it: that window every time; every NARMAI_BUSY_EVERY-th
+ * time also the windows with work under way (epochs not yet done, active
+ * notification requests, flush requests), since a wait may depend on another
+ * window's progress (a peer that answers only after our epoch there
+ * completes); and every NARMAI_ALL_EVERY-th time every window, so that idle
+ * ones still drain their rings (a writer facing a full ring drives its own
+ * progress meanwhile). Only polls cost (an mpi window's enters the MPI
+ * library): finding the busy windows is a walk over flags, so the cost of a
+ * wait does not grow with the idle windows a program has.
  * Waits spin for a bounded number of polls (NARMA_SPIN_COUNT) and then yield
  * the core on every poll, so oversubscribed ranks make progress.
  */
@@ -29,16 +33,34 @@ void narmai_progress_win(struct narmai_win *w)
     narmai_epoch_progress(w);
 }
 
-/* Passes over the waited-for window between two passes over all windows. */
-#define NARMAI_OTHERS_EVERY 16
+/* Passes over the waited-for window between two passes over the busy windows, and between
+ * two passes over every window. */
+#define NARMAI_BUSY_EVERY 16
+#define NARMAI_ALL_EVERY  256
+
+/* Work under way that a poll can advance. */
+static int narmai_win_busy(const struct narmai_win *w)
+{
+    return !narmau_dlist_empty(&w->epochs) || !narmau_dlist_empty(&w->active_reqs) || w->nflush > 0;
+}
 
 void narmai_progress_on(struct narmai_win *w)
 {
-    if (w != NULL && narmai_g.nwindows > 1 && narmai_win_ok(w) &&
-        ++narmai_g.focused % NARMAI_OTHERS_EVERY != 0)
-        narmai_progress_win(w);
-    else
+    if (w == NULL || narmai_g.nwindows <= 1 || !narmai_win_ok(w) ||
+        ++narmai_g.focused % NARMAI_ALL_EVERY == 0) {
         narmai_progress();
+        return;
+    }
+    if (narmai_g.focused % NARMAI_BUSY_EVERY != 0) {
+        narmai_progress_win(w);
+        return;
+    }
+    narmau_dlist *pos, *tmp;
+    narmau_dlist_foreach_safe(pos, tmp, &narmai_g.windows)
+    {
+        struct narmai_win *x = narmau_container_of(pos, struct narmai_win, link);
+        if (x == w || narmai_win_busy(x)) narmai_progress_win(x);
+    }
 }
 
 void narmai_progress(void)
