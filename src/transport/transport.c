@@ -16,6 +16,13 @@ int narmat_enosys_detach(struct narmat_win *w, const void *base)
     return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", narmat_name(w));
 }
 
+int narmat_enosys_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                       int (*move)(void *move_arg), void *move_arg)
+{
+    return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "notification without data on transport %s",
+                      narmat_name(w));
+}
+
 /* The table is read at the offsets this build of the core expects: a table
  * built against another layout (an entry added or removed) would be called
  * through the wrong pointers. Its size is the version check. A broken build,

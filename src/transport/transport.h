@@ -130,6 +130,13 @@ struct narmat_ops {
     int (*acc_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                       int tag);
+    /* A notification of `kind` and `bytes` whose data another path moves: claim room in
+     * target's ring (NARMAT_AGAIN, with nothing done, when full), call move(move_arg) (the
+     * data access, complete at the target when it returns), then publish the notification
+     * (void, never delivered, if move failed; its error is returned). Lets a transport that
+     * serves pairs through others keep one origin's notifications in one ring. */
+    int (*note)(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                int (*move)(void *move_arg), void *move_arg);
     /* Drain the local notification ring, calling cb(arg, ...) per record; returns how many
      * records were delivered. */
     int (*poll)(struct narmat_win *w, narmat_note_cb cb, void *arg);
@@ -180,6 +187,8 @@ int narmat_test_fail_alloc(int stage);
 const char *narmat_own_name(struct narmat_win *w, int target);
 int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size);
 int narmat_enosys_detach(struct narmat_win *w, const void *base);
+int narmat_enosys_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                       int (*move)(void *move_arg), void *move_arg);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
 static inline const char *narmat_name(const struct narmat_win *w) { return w->ops->name; }
@@ -257,6 +266,11 @@ static inline int narmat_acc_notify(struct narmat_win *w, const void *oaddr, int
                                     MPI_Datatype ttype, MPI_Op op, int tag)
 {
     return w->ops->acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
+}
+static inline int narmat_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                              int (*move)(void *move_arg), void *move_arg)
+{
+    return w->ops->note(w, target, kind, tag, bytes, move, move_arg);
 }
 static inline int narmat_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 {

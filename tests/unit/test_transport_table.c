@@ -77,6 +77,7 @@ static void test_table(const struct narmat_ops *t, const char *name)
     ENTRY(put_notify);
     ENTRY(get_notify);
     ENTRY(acc_notify);
+    ENTRY(note);
     ENTRY(poll);
     ENTRY(ctl_add);
     ENTRY(ctl_cas);

@@ -16,6 +16,14 @@
  * translated back to window ranks. Each origin uses one path toward a target,
  * so the order of one origin's notifications is kept.
  *
+ * Accumulates (and compare-and-swap) go through mpi for every peer, the
+ * node's own included: element-wise atomicity holds only among accumulates of
+ * one mechanism, and CPU atomics on shm memory are not atomic with respect to
+ * the MPI library's (Open MPI's lose updates when both hit one element). A
+ * notified accumulate to a node peer moves its data that way and its
+ * notification through shm's ring (narmat_note), where the origin's other
+ * notifications to that peer go, so their order is kept.
+ *
  * Control words: a word written by one peer only (grant[p], done[p], fence
  * round r of the dissemination barrier) is written through that peer's path;
  * the owner reads it as the sum of its shm and mpi copies (the other copy stays
@@ -230,22 +238,28 @@ static int hyb_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype o
                : narmat_get(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
 }
 
+/* Accumulates go through mpi for every peer, the node's own included: element-wise atomicity
+ * holds only among accumulates of one mechanism (CPU atomics on shm and the MPI library's, or a
+ * network's, are not atomic with respect to each other). The fence orders the data this
+ * process stored through shm before it, as for control words. */
+static struct narmat_win *acc_path(struct narmat_win *w, int target)
+{
+    if (hy(w)->has_shm && via_shm(w, target) >= 0) narmau_atomic_fence_seq_cst();
+    return &hy(w)->mpi;
+}
+
 static int hyb_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
-    int s = via_shm(w, target);
-    struct narmat_win *sub = s >= 0 ? &hy(w)->shm : &hy(w)->mpi;
-    return narmat_acc(sub, oaddr, ocount, otype, raddr, rcount, rtype, s >= 0 ? s : target, disp,
+    return narmat_acc(acc_path(w, target), oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                       tcount, ttype, op, mreq);
 }
 
 static int hyb_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                    MPI_Datatype type, int target, MPI_Aint disp)
 {
-    int s = via_shm(w, target);
-    return s >= 0 ? narmat_cas(&hy(w)->shm, oaddr, caddr, raddr, type, s, disp)
-                  : narmat_cas(&hy(w)->mpi, oaddr, caddr, raddr, type, target, disp);
+    return narmat_cas(acc_path(w, target), oaddr, caddr, raddr, type, target, disp);
 }
 
 static int hyb_flush(struct narmat_win *w, int target)
@@ -300,14 +314,44 @@ static int hyb_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Dat
                                    tag);
 }
 
+/* A notified accumulate to a peer of the node: the accumulate through mpi (see acc_path),
+ * completed at the target, and its notification through shm's ring, where this origin's other
+ * notifications to that peer are, so that their order is kept. */
+struct hyb_acc_move {
+    struct narmat_win *mpi;
+    const void *oaddr;
+    int ocount;
+    MPI_Datatype otype;
+    int target;
+    MPI_Aint disp;
+    int tcount;
+    MPI_Datatype ttype;
+    MPI_Op op;
+};
+
+static int hyb_acc_move(void *arg)
+{
+    const struct hyb_acc_move *m = arg;
+    narmau_atomic_fence_seq_cst(); /* as acc_path */
+    int rc = narmat_acc(m->mpi, m->oaddr, m->ocount, m->otype, NULL, 0, MPI_DATATYPE_NULL,
+                        m->target, m->disp, m->tcount, m->ttype, m->op, NULL);
+    return rc ? rc : narmat_flush(m->mpi, m->target);
+}
+
 static int hyb_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                           int tag)
 {
+    struct hyb *h = hy(w);
     int s = via_shm(w, target);
-    struct narmat_win *sub = s >= 0 ? &hy(w)->shm : &hy(w)->mpi;
-    return narmat_acc_notify(sub, oaddr, ocount, otype, s >= 0 ? s : target, disp, tcount, ttype,
-                             op, tag);
+    if (s < 0)
+        return narmat_acc_notify(&h->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, op,
+                                 tag);
+    int tsize;
+    int mrc = MPI_Type_size(ttype, &tsize);
+    if (mrc != MPI_SUCCESS) return narmau_mpi_error(mrc);
+    struct hyb_acc_move m = {&h->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, op};
+    return narmat_note(&h->shm, s, NARMAT_NOTE_ACC, tag, (int64_t)tcount * tsize, hyb_acc_move, &m);
 }
 
 /* shm's sources are node ranks: back to window ranks for the core. */
@@ -398,6 +442,7 @@ const struct narmat_ops narmat_hybrid_ops = {
     .put_notify = hyb_put_notify,
     .get_notify = hyb_get_notify,
     .acc_notify = hyb_acc_notify,
+    .note = narmat_enosys_note,
     .poll = hyb_poll,
     .ctl_add = hyb_ctl_add,
     .ctl_cas = hyb_ctl_cas,

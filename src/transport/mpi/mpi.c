@@ -1381,6 +1381,7 @@ const struct narmat_ops narmat_mpi_ops = {
     .size = sizeof(struct narmat_ops),
     .name = "mpi",
     .target_name = narmat_own_name,
+    .note = narmat_enosys_note,
     .flush_blocks = 1,
     .win_init = narmat_mpi_win_init,
     .win_free = narmat_mpi_win_free,

@@ -467,37 +467,81 @@ static int shm_sync(struct narmat_win *w)
  * publish the record, whose release store publishes the data with it. An
  * access that fails after the claim publishes a void record (kind 0), which
  * the reader consumes without delivering. */
-static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *raddr, int ocount,
-                      MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
-                      MPI_Op op, int tag)
+/* The data step of shm_notify: the origin moves the data itself, whatever its
+ * size, so a later access of this origin finds it done, as after a plain put
+ * or get. */
+struct shm_move {
+    struct narmat_win *w;
+    int kind;
+    const void *oaddr;
+    void *raddr;
+    int ocount;
+    MPI_Datatype otype;
+    int target;
+    MPI_Aint disp;
+    int tcount;
+    MPI_Datatype ttype;
+    MPI_Op op;
+};
+
+static int shm_move_data(void *arg)
+{
+    const struct shm_move *m = arg;
+    if (m->kind == NARMAT_NOTE_PUT)
+        return shm_put(m->w, m->oaddr, m->ocount, m->otype, m->target, m->disp, m->tcount, m->ttype,
+                       NULL);
+    if (m->kind == NARMAT_NOTE_GET)
+        return shm_get(m->w, m->raddr, m->ocount, m->otype, m->target, m->disp, m->tcount, m->ttype,
+                       NULL);
+    return shm_acc(m->w, m->oaddr, m->ocount, m->otype, NULL, 0, MPI_DATATYPE_NULL, m->target,
+                   m->disp, m->tcount, m->ttype, m->op, NULL);
+}
+
+/* Claim a slot in target's ring (NARMAT_AGAIN, with nothing done, while it is
+ * full), move the data (move(arg)), then publish the record, whose release
+ * store publishes the data with it (and orders a get's loads before the target
+ * learns it may overwrite its buffer). An access whose data step fails
+ * publishes a void record (kind 0), which the reader consumes without
+ * delivering. off: the data's byte offset in the target's window (prefetch). */
+static int shm_publish_after(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                             uint64_t off, int (*move)(void *arg), void *arg)
 {
     struct shm_state *s = st(w);
-    const narmau_dtype *td;
-    int rc = narmau_dtype_get(ttype, &td);
-    if (rc) return rc;
     struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
     uint64_t pos;
     struct narmat_rec *rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos);
     if (rec == NULL) return NARMAT_AGAIN;
-    /* The origin moves the data itself, whatever its size: a later access of
-     * this origin then finds it done, as after a plain put or get. */
-    if (kind == NARMAT_NOTE_PUT)
-        rc = shm_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
-    else if (kind == NARMAT_NOTE_GET)
-        rc = shm_get(w, raddr, ocount, otype, target, disp, tcount, ttype, NULL);
-    else
-        rc = shm_acc(w, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount,
-                     ttype, op, NULL);
+    int rc = move(arg);
     rec->src = w->rank;
     rec->tag = tag;
     rec->kind = rc ? NARMAT_SHM_NOTE_VOID : (uint32_t)kind;
-    rec->bytes = (uint64_t)((MPI_Aint)tcount * td->size);
-    /* Bounds were checked; with no byte accessed the offset is never used. */
-    rec->off = rec->bytes ? (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb) : 0;
-    /* Release: publishes the record and the data (a get's loads are ordered
-     * before the target learns it may overwrite its buffer). */
+    rec->bytes = (uint64_t)bytes;
+    rec->off = bytes ? off : 0;
     narmat_ring_publish(rec, pos);
     return rc;
+}
+
+/* A notified access; the slot is claimed before the data moves, so a full ring
+ * answers NARMAT_AGAIN before anything happened (an accumulate is never
+ * applied twice when the core calls again). */
+static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *raddr, int ocount,
+                      MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                      MPI_Op op, int tag)
+{
+    const narmau_dtype *td;
+    int rc = narmau_dtype_get(ttype, &td);
+    if (rc) return rc;
+    struct shm_move m = {w, kind, oaddr, raddr, ocount, otype, target, disp, tcount, ttype, op};
+    /* Bounds were checked; with no byte accessed the offset is never used. */
+    uint64_t off = (uint64_t)(disp * st(w)->peers[target].disp_unit + td->true_lb);
+    return shm_publish_after(w, target, kind, tag, (int64_t)((MPI_Aint)tcount * td->size), off,
+                             shm_move_data, &m);
+}
+
+static int shm_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                    int (*move)(void *arg), void *arg)
+{
+    return shm_publish_after(w, target, kind, tag, bytes, 0, move, arg);
 }
 
 static int shm_put_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
@@ -590,6 +634,7 @@ const struct narmat_ops narmat_shm_ops = {
     .put_notify = shm_put_notify,
     .get_notify = shm_get_notify,
     .acc_notify = shm_acc_notify,
+    .note = shm_note,
     .poll = shm_poll,
     .ctl_add = shm_ctl_add,
     .ctl_cas = shm_ctl_cas,
