@@ -118,6 +118,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->t.base = base;
     w->t.attr_win = MPI_WIN_NULL;
     w->t.ring_slots = narmai_g.ring_slots;
+    w->t.shared_win = MPI_WIN_NULL;
     w->group = MPI_GROUP_NULL;
     narmau_dlist_init(&w->active_reqs);
     narmau_dlist_init(&w->epochs);

@@ -8,9 +8,12 @@
  *        split further by NARMA_NODE_SIZE); present on nodes of more than
  *        one rank, unless shm refused the window there (every rank of that
  *        node alike, so both ends of a pair always agree on its path);
- *   mpi  over every rank of the window; Win_allocate memory comes from shm
- *        (or MPI_Alloc_mem on a node without shm) and is exposed to mpi as a
- *        Win_create window, so that one collective is the same on every rank.
+ *   mpi  over every rank of the window. Win_allocate memory comes from mpi
+ *        (MPI_Win_allocate) and shm reaches the node peers' share of it through
+ *        MPI_Win_shared_query (MPI-4; a node whose library does not answer
+ *        talks through mpi, and a window where no node can use shm is plain
+ *        mpi). Win_create memory is moved in place by shm first, then exposed
+ *        to mpi.
  *
  * Notifications: poll drains both rings; shm's sources are node ranks and are
  * translated back to window ranks. Each origin uses one path toward a target,
@@ -48,7 +51,6 @@ struct hyb {
     int has_shm;                /* this node's ranks talk through shm */
     int *node_of;               /* window rank -> rank in shm's context, or -1 (mpi) */
     int *win_of;                /* rank in shm's context -> window rank */
-    void *own_mem;              /* Win_allocate memory from MPI_Alloc_mem (no shm here) */
     narmat_note_cb cb;          /* during poll: the core's callback and its argument */
     void *cb_arg;
 };
@@ -66,7 +68,6 @@ static const char *hyb_target_name(struct narmat_win *w, int target)
 static void hyb_release(struct hyb *h)
 {
     if (h->shm.comm != MPI_COMM_NULL) MPI_Comm_free(&h->shm.comm);
-    if (h->own_mem != NULL) MPI_Free_mem(h->own_mem);
     free(h->node_of);
     free(h->win_of);
     free(h);
@@ -110,6 +111,42 @@ static int hyb_map(struct narmat_win *w, struct hyb *h)
     return NARMA_SUCCESS;
 }
 
+/* Win_allocate: MPI allocates the memory (mpi first, MPI_Win_allocate over every rank) and
+ * shm reaches the node's share of it through MPI_Win_shared_query (MPI-4: any window's memory
+ * that is shared), so the MPI library sees its own window (its fast paths, no Win_create of
+ * memory it did not allocate) and shm moves no page. 1 when every node peer's memory answers. */
+static int hyb_node_shares(struct hyb *h)
+{
+    int ok = 1;
+    MPI_Errhandler prev;
+    MPI_Win_get_errhandler(h->mpi.attr_win, &prev);
+    MPI_Win_set_errhandler(h->mpi.attr_win, MPI_ERRORS_RETURN);
+    for (int i = 0; i < h->shm.size && ok; i++) {
+        MPI_Aint qsize = 0;
+        int qdisp = 0;
+        void *qbase = NULL;
+        ok = MPI_Win_shared_query(h->mpi.attr_win, h->win_of[i], &qsize, &qdisp, &qbase) ==
+                 MPI_SUCCESS &&
+             (qbase != NULL || qsize == 0);
+    }
+    MPI_Win_set_errhandler(h->mpi.attr_win, prev);
+    MPI_Errhandler_free(&prev);
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, h->shm.comm);
+    if (!all)
+        NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "the MPI library does not share Win_allocate memory "
+                                          "through MPI_Win_shared_query: this node uses mpi");
+    return all;
+}
+
+/* shm among the node's ranks (collective over the node; a refusal is the node's alike). */
+static int hyb_shm_init(struct hyb *h, void *base, MPI_Aint size, MPI_Info info)
+{
+    int rc = narmat_win_init(&h->shm, base, size, info);
+    if (rc == NARMA_ERR_UNSUPPORTED) h->has_shm = 0; /* that node talks through mpi */
+    return rc == NARMA_ERR_UNSUPPORTED ? NARMA_SUCCESS : rc;
+}
+
 static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     struct hyb *h = calloc(1, sizeof(*h));
@@ -134,31 +171,37 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     MPI_Comm_size(node, &h->shm.size);
     h->mpi = tmpl;
     h->mpi.ops = &narmat_mpi_ops;
+    h->has_shm = h->shm.size > 1;
+    rc = hyb_map(w, h);
+    if ((rc = hyb_agree(w->comm, rc))) {
+        hyb_release(h);
+        return rc;
+    }
 
-    /* 1. shm among the node's ranks (collective over the node; a refusal is the node's). */
-    h->has_shm = h->shm.size > 1 && rc == NARMA_SUCCESS;
-    if (h->has_shm) {
-        int src = narmat_win_init(&h->shm, base, size, info);
-        if (src == NARMA_ERR_UNSUPPORTED)
-            h->has_shm = 0; /* that node talks through mpi */
-        else
-            rc = src;
-    }
-    /* 2. Win_allocate memory where shm did not provide it. */
-    void *mem = base;
-    if (rc == NARMA_SUCCESS && w->flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        if (h->has_shm) {
-            mem = h->shm.base;
-        } else {
-            int mrc = MPI_Alloc_mem(size > 0 ? size : 1, MPI_INFO_NULL, &h->own_mem);
-            if (mrc != MPI_SUCCESS) rc = narmau_mpi_error(mrc);
-            mem = h->own_mem;
+    int mpi_up = 0;
+    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        /* mpi first, then shm over its memory where the MPI library shares it. */
+        if ((rc = narmat_win_init(&h->mpi, NULL, size, info)) != NARMA_SUCCESS) {
+            hyb_release(h);
+            return rc; /* mpi agrees on failure among every rank */
         }
-        h->mpi.flavor = MPI_WIN_FLAVOR_CREATE;
+        mpi_up = 1;
+        if (h->has_shm) h->has_shm = hyb_node_shares(h);
+        if (h->has_shm) {
+            h->shm.flavor = MPI_WIN_FLAVOR_CREATE;
+            h->shm.shared_win = h->mpi.attr_win;
+            h->shm.shared_rank = h->win_of;
+            rc = hyb_shm_init(h, h->mpi.base, size, info);
+        }
+    } else if (h->has_shm) {
+        /* User memory (moved in place by shm) or attached regions: shm first, mpi over it. */
+        rc = hyb_shm_init(h, base, size, info);
     }
-    if (rc == NARMA_SUCCESS) rc = hyb_map(w, h);
-    /* 3. Every rank got this far? And does any node use shm? (None: the window is plain mpi,
-     * the core's fallback, not a hybrid whose every pair goes through mpi.) */
+    if (!h->has_shm) /* every pair through mpi from here on */
+        for (int i = 0; i < w->size; i++)
+            h->node_of[i] = -1;
+    /* Every rank got this far? Does any node use shm? (None: the window is plain mpi, the
+     * core's fallback, not a hybrid whose every pair goes through mpi.) */
     int st[2] = {rc, h->has_shm}, all[2];
     int mrc = MPI_Allreduce(st, all, 2, MPI_INT, MPI_MAX, w->comm);
     if (mrc != MPI_SUCCESS && rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
@@ -167,15 +210,18 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
                         NARMA_Strerror(all[0]));
     else if (rc == NARMA_SUCCESS && !all[1])
         rc = NARMA_ERR_UNSUPPORTED; /* every rank alike: the core falls back to mpi */
-    /* 4. mpi among every rank. */
-    if (rc == NARMA_SUCCESS) rc = narmat_win_init(&h->mpi, mem, size, info);
+    if (rc == NARMA_SUCCESS && !mpi_up) {
+        rc = narmat_win_init(&h->mpi, base, size, info);
+        mpi_up = rc == NARMA_SUCCESS;
+    }
     if (rc) {
-        if (h->has_shm) narmat_win_free(&h->shm);
+        if (h->has_shm && st[0] == NARMA_SUCCESS) narmat_win_free(&h->shm);
+        if (mpi_up) narmat_win_free(&h->mpi);
         hyb_release(h);
         return rc;
     }
     w->tp = h;
-    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE) w->base = mem;
+    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE) w->base = h->mpi.base;
     w->model = h->mpi.model;
     w->attr_win = h->mpi.attr_win;
     return NARMA_SUCCESS;

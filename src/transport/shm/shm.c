@@ -170,7 +170,9 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
 {
     (void)info;
     const size_t p = (size_t)w->size;
-    const int create = w->flavor == MPI_WIN_FLAVOR_CREATE && size > 0;
+    /* Memory already shared through an MPI window (w->shared_win) moves nowhere. */
+    const int shared = w->shared_win != MPI_WIN_NULL;
+    const int create = w->flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !shared;
     struct geom {
         MPI_Aint size;
         int disp_unit;
@@ -292,6 +294,13 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         pr->size = all[r].size;
         pr->disp_unit = all[r].disp_unit;
         if (w->flavor != MPI_WIN_FLAVOR_CREATE) continue;
+        if (shared) {
+            MPI_Aint ssize;
+            int sdisp;
+            mrc = MPI_Win_shared_query(w->shared_win, w->shared_rank[r], &ssize, &sdisp, &pr->data);
+            if (mrc != MPI_SUCCESS) rc = narmau_mpi_error(mrc);
+            continue;
+        }
         if (r == w->rank || all[r].size == 0) {
             pr->data = r == w->rank ? base : NULL;
             continue;
