@@ -3,6 +3,20 @@
 #include "core/rma.h"
 #include "transport/transport.h"
 
+/* A transport answers NARMAT_AGAIN, having issued nothing, when the target's ring has no
+ * room for this origin's record: the core owns the wait. Progress drains this process's own
+ * rings meanwhile, so two ranks notifying each other cannot deadlock. */
+#define NOTIFY_RETRY(call)                                                             \
+    do {                                                                               \
+        narmai_waiter wt_ = {narmai_g.spin_count > 16 ? narmai_g.spin_count - 16 : 0}; \
+        int rc_;                                                                       \
+        while ((rc_ = (call)) == NARMAT_AGAIN) {                                       \
+            narmai_progress_on(w);                                                     \
+            narmai_wait_step(&wt_);                                                    \
+        }                                                                              \
+        return rc_;                                                                    \
+    } while (0)
+
 static inline int check_tag(int tag)
 {
     if (tag < 0 || tag > NARMA_TAG_UB)
@@ -18,7 +32,7 @@ int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int targ
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
 #endif
-    return narmat_put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+    NOTIFY_RETRY(narmat_put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag));
 }
 
 int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -29,7 +43,7 @@ int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MP
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
 #endif
-    return narmat_get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+    NOTIFY_RETRY(narmat_get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag));
 }
 
 int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
@@ -43,7 +57,7 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, flags);
     if (rc || (rc = check_tag(tag)) || (rc = narmai_acc_check(op, ttype))) return rc;
 #endif
-    return narmat_acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
+    NOTIFY_RETRY(narmat_acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag));
 }
 
 /* The transports complete notified accesses before returning, so the request

@@ -19,8 +19,11 @@
  * Notified accesses (put_notify/get_notify/acc_notify) are complete at the
  * target *with their notification* when they return: the target's poll()
  * delivers the notification without any further action by the origin. When
- * the target's ring is full, they drive narma's progress (so two ranks
- * notifying each other cannot deadlock) and retry; they never drop.
+ * the target's ring has no room for this origin's record they return
+ * NARMAT_AGAIN having issued nothing (no data access, no slot taken); the core
+ * then drives progress (so two ranks notifying each other cannot deadlock),
+ * waits and retries: nothing is dropped, and a transport never calls back
+ * into the core's progress.
  *
  * Control words ("ctl") are 64-bit counters owned by each rank, updated
  * remotely with atomics and read locally; the epoch engine is built on them.
@@ -29,6 +32,11 @@
 #define NARMAT_TRANSPORT_H
 
 #include "core/narmai.h"
+
+/* "Try again": a notified access found no room for its record at the target and issued
+ * nothing; the core drives progress and retries. Never returned to the user (error classes
+ * are positive). */
+#define NARMAT_AGAIN (-11)
 
 /* Control words every rank owns. */
 enum narmat_ctl_kind {
