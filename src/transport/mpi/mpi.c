@@ -9,13 +9,13 @@
  *   data  the user's memory (create / allocate / dynamic), w->attr_win;
  *   ctl   MPI_Win_allocate'd, disp_unit 1, same layout on every rank:
  *
- *     line 0   header {magic, layout version, slot size, slot count}
- *     line 1   tail:  ring positions claimed so far (remote Fetch_and_op SUM)
- *     line 2   head:  ring positions consumed so far (written only by the owner)
- *     line 3   lock word (NARMAT_CTL_LOCK)
+ *     line 0   header {magic, layout version, slot size, slots per origin}
+ *     line 1   lock word (NARMAT_CTL_LOCK)
  *     8 lines  fence[64]
  *              grant[size], done[size]   (each padded to whole lines)
- *              ring: slots x 64-byte records
+ *              credit[size]: credit[t] = how far target t consumed my
+ *                            sub-ring there (written by t, read by me)
+ *              ring: size sub-rings (one per origin) x slots x 56-byte records
  *     dynamic windows only (see "Attached regions" below):
  *     2 lines  {table version (seqlock)}, {invalidation counter}
  *              subscriber bitmap: one bit per rank (padded to whole lines)
@@ -25,60 +25,100 @@
  * flag remembers whether anything was issued since the last flush, so control
  * updates only pay for a data flush when there is data to order.
  *
- * Notification ring (many writers, one reader = the owner), positions are
- * 64-bit counters that never wrap; slot = pos & (slots - 1):
+ * Notification rings. A target's ring is partitioned per origin: origin o
+ * alone writes sub-ring o, so it owns its write position (pos[t], never
+ * shared) and nothing is claimed over the network. Positions are 64-bit
+ * counters that never wrap; slot = pos & (slots - 1).
  *
- *   writer  1. issue the data access (Put / Get / Accumulate; none for 0 bytes)
- *              and, in the same epoch, pos = Fetch_and_op(+1, tail); flush
- *              ctl, flush data. After this single round trip the data is
- *              complete at the target and position pos belongs to this
- *              writer alone.
- *           2. hd is the target's head as this writer last read it (it only
- *              grows, so an old value can only make the writer wait). While
- *              pos - hd >= slots: re-read hd with Fetch_and_op(NO_OP) +
- *              flush, and if the ring is still full drive narma's progress
- *              (so two ranks notifying each other drain their own rings) and
- *              yield. With the reader publishing every slots/4 records, a
- *              writer reads head about once per 3/4 of a ring, not per record.
- *           3. write the record with ONE MPI_Accumulate(MPI_REPLACE) of five
- *              uint64 words and flush:
+ *   writer  1. (reserve) pos - credit < slots, where credit is the last value
+ *              the target wrote into my credit[t] word: a local load (after
+ *              MPI_Win_sync; Fetch_and_op(NO_OP) on self in the separate
+ *              model), no network operation. Otherwise the access answers
+ *              NARMAT_AGAIN having issued nothing: the core drives progress
+ *              (which drains this process's own rings, so two ranks notifying
+ *              each other cannot deadlock) and retries.
+ *           2. issue the data access (Put / Get / Accumulate; none for 0
+ *              bytes), take position pos, fill the record in my own copy of
+ *              the sub-ring (kept until the slot comes round again);
+ *           3. flush the data window to the target (the data is complete),
+ *              then write the record with ONE MPI_Accumulate(MPI_REPLACE) of
+ *              seven uint64 words and flush ctl:
  *                w0 = pos + 1                      (the sequence number)
  *                w1 = chk << 32 | src
  *                w2 = chk << 32 | kind << 30 | tag (tags are 30 bits)
  *                w3 = chk << 32 | bytes & 0xffffffff
  *                w4 = chk << 32 | bytes >> 32
+ *                w5 = chk << 32 | ts & 0xffffffff  (CLOCK_MONOTONIC, ns)
+ *                w6 = chk << 32 | ts >> 32
  *              with chk = (uint32_t)(pos + 1). Accumulate makes each word
- *              atomic but not the five together, so every word carries the
- *              check value: the record is there when all five agree.
- *   reader  (poll) MPI_Win_sync(ctl); at slot head & mask, acquire-load the
- *           five words (separate model: Fetch_and_op(NO_OP) on self); if
- *           w0 == head + 1 and every chk matches, copy the record out,
- *           MPI_Win_sync(data) once per poll (the writer completed the data
- *           before the record: make it visible to the program's loads),
- *           head++, deliver it through cb (unless kind is 0), repeat. Once head is
- *           slots/4 (at least 1) past the value last published, it publishes
- *           head with MPI_Accumulate(REPLACE) to itself + flush, freeing those
- *           slots (step 2 of later writers). Lazy publishing cannot stall a
- *           writer forever: a writer waits only when >= slots positions past
- *           the published head are claimed; the first slots of them are free,
- *           so their writers complete, the reader consumes them and head moves
- *           a full ring (>= slots/4) past the published value.
+ *              atomic but not the seven together, so every word carries the
+ *              check value: the record is there when all seven agree.
+ *           A notified access costs two flushes, one Put/Get/Accumulate and
+ *           one Accumulate: the same network operations as MPI's own idiom
+ *           (Put, flush, Put flag, flush); 0.1.0 added a Fetch_and_op round
+ *           trip and a third flush. Step 3 is written for several queued
+ *           records (one Accumulate per contiguous run of slots), but the
+ *           contract (transport.h: complete with the notification on return)
+ *           makes every access write its own at once.
+ *   reader  (poll) MPI_Win_sync(ctl); for every sub-ring o, from head[o]:
+ *           acquire-load the words (separate model: Fetch_and_op(NO_OP) on
+ *           self); a record is whole when w0 == head + 1, every chk matches
+ *           and src == o. MPI_Win_sync(data) once (the writer completed the
+ *           data before the record: make it visible to the program's loads),
+ *           head[o]++, deliver through cb (unless kind is 0 = void). Once
+ *           head[o] is slots/4 (at least 1) past the credit last returned to
+ *           o, the reader returns credit: MPI_Accumulate(REPLACE) of head[o]
+ *           into o's credit[me] word + flush (amortised: one per slots/4
+ *           records). Lazy credit cannot stall a writer forever: a writer
+ *           waits only when slots records are unconsumed, all of them whole
+ *           at the target, so the reader consumes them and moves head[o] a
+ *           full sub-ring (>= slots/4) past the credit it returned.
  *           Every poll on Win_create/dynamic windows (every 64th otherwise)
  *           also enters MPI's progress engine with MPI_Iprobe.
  *
- * A claimed position is always filled: if the data access fails after the
- * claim, the writer still writes the record with kind 0 (void), which the
- * reader consumes without delivering, and returns the MPI error. Only a
- * failure of ctl itself in steps 2-3 leaves a hole.
+ * Arrival order across origins. With one sub-ring per origin the reader no
+ * longer sees one arrival order, but programs may rely on it (an origin
+ * notifies after learning that another origin's notification arrived: the
+ * unexpected queue must match them in that order). Records carry the writer's
+ * CLOCK_MONOTONIC time taken after its data completed; a poll collects the
+ * whole records of every sub-ring (first pass), then looks again (second
+ * pass) and delivers, sorted by (time, origin, position), all first-pass
+ * records and the second-pass ones not later than the latest first-pass one.
+ * Why that is enough: if record A was complete before B's writer took B's
+ * time and B was seen in the first pass, A was complete before the second
+ * pass began, so it is seen by then and sorts before B. This is exact between
+ * ranks of one node (one clock); between nodes it is as good as the clocks'
+ * synchronisation (documented limit: a network transport with a target-side
+ * arrival counter would make it exact).
  *
- * Stale contents can never pass for a new record: the previous record in a
- * slot has seq pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both
- * different since slots < 2^32; the zeroed initial slots have w0 == 0, never
- * a valid seq. Nothing is dropped or overwritten: a writer fills slot pos only
- * after the reader published head > pos - slots, i.e. after it copied out the
- * slot's previous record. Cost of a notified access without contention: two
- * round trips (claim + data, then record), three flush calls, one atomic
- * less than a head read per record.
+ * A taken position is always filled: if the data access fails after step 2,
+ * the record still goes out with kind 0 (void), which the reader consumes
+ * without delivering, and the access returns the MPI error
+ * (NARMA_TEST_NOTIFY_FAIL exercises this). Only a failure of ctl itself in
+ * step 3 leaves a hole.
+ *
+ * Torn and stale records can never pass for a new one: each word is written
+ * atomically (MPI_Accumulate with REPLACE is element-wise atomic; a plain Put
+ * of a record would not be: the reader could see some bytes), a reader
+ * accepts a record only when the seven words carry the same chk and w0 is the
+ * expected sequence number, so any mix of the new record's words with the
+ * slot's previous contents is refused (the previous record in a slot has seq
+ * pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both different since
+ * slots < 2^32; zeroed slots have w0 == 0, never a valid seq). Nothing is
+ * overwritten early: a writer fills slot pos only after the reader returned
+ * credit > pos - slots, i.e. after it copied out that slot's previous record.
+ * test_notify_torn drives many origins into one target and checks every
+ * payload against its notification.
+ *
+ * Memory per window and rank: size x slots x 56 bytes of ring, plus 56 bytes
+ * of per-peer notification state (credit word, head, credit returned,
+ * position, records written, credit seen, a pointer) and, lazily on the first notified access to a
+ * target, my copy of that sub-ring (slots x 56 bytes). slots = NARMA_RING_SLOTS / size rounded down
+ * to a power of two, at least NARMAT_MPI_MIN_SUBRING (4): the ring of a target keeps the size
+ * NARMA_RING_SLOTS asked for until the ranks outgrow it. At 10^5 ranks: 4 slots per origin, 22 MB
+ * of ring and 5.6 MB of per-peer state per window and rank (NARMA_RING_SLOTS=2 halves the ring).
+ * The reader's poll visits every sub-ring (O(size) loads per poll): a summary bitmap would be the
+ * next step at scale.
  *
  * Control words: remote updates are MPI atomics on ctl followed by a flush of
  * ctl; a flush of the data window to the same target (when dirty) precedes
@@ -112,7 +152,7 @@
 #include <time.h>
 
 #define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION  2
+#define NARMAT_MPI_LAYOUT_VERSION  3
 #define NARMAT_MPI_LINE            64
 #define NARMAT_MPI_REC_WORDS       7
 #define NARMAT_MPI_POLL_MAX        256 /* records one poll orders and delivers at most */
@@ -462,7 +502,7 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
     uint64_t *hdr = ctl_word(t, NARMAT_MPI_OFF_HDR);
     hdr[0] = NARMAT_MPI_MAGIC;
     hdr[1] = NARMAT_MPI_LAYOUT_VERSION;
-    hdr[2] = NARMAT_MPI_LINE;
+    hdr[2] = NARMAT_MPI_REC_BYTES;
     hdr[3] = t->slots;
     if (t->ntabs) { /* the (empty) table of attached regions: {address, count} */
         MPI_Aint a;
