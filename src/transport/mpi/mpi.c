@@ -1417,13 +1417,14 @@ static void credit_return(struct narmai_win *w, int o)
         t->published[o] = hd;
 }
 
-/* One pass over every sub-ring: append the whole records after those already found (from
- * head + found) to t->seen. Returns the new count. */
-static int poll_pass(struct narmai_win *w, int n, int second, int *found)
+/* One pass over sub-rings 0..nrings-1: append the whole records after those already found
+ * (from head + found) to t->seen. Returns the new count; *last = the highest sub-ring that
+ * had a record. */
+static int poll_pass(struct narmai_win *w, int n, int nrings, int second, int *found, int *last)
 {
     struct narmat_mpi *t = tp_of(w);
     if (t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return n; /* remote writes visible */
-    for (int o = 0; o < w->size && n < NARMAT_MPI_POLL_MAX; o++) {
+    for (int o = 0; o < nrings && n < NARMAT_MPI_POLL_MAX; o++) {
         uint64_t v[NARMAT_MPI_REC_WORDS];
         while (n < NARMAT_MPI_POLL_MAX && ring_read(w, o, t->head[o] + (uint64_t)found[o], v)) {
             struct narmat_mpi_seen *e = &t->seen[n++];
@@ -1433,6 +1434,7 @@ static int poll_pass(struct narmai_win *w, int n, int second, int *found)
             e->second = second;
             e->w2 = v[2];
             e->bytes = (v[3] & UINT32_MAX) | (v[4] << 32);
+            *last = o;
         }
     }
     return n;
@@ -1460,18 +1462,21 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
     }
     /* Records from different origins are delivered in timestamp order (see "Arrival order" at
      * the top of the file): a first pass finds records, a second pass finds those whose
-     * writers completed them before any record of the first pass was written. */
+     * writers completed them before any record of the first pass was written. Only sub-rings
+     * read before the last one that had a record can have missed such a record (the others
+     * were read after it was seen), so the second pass stops there. */
     int stack_found[64], *found = stack_found;
     if (w->size > 64 && (found = calloc((size_t)w->size, sizeof(int))) == NULL) return 0;
     if (w->size <= 64) memset(stack_found, 0, sizeof(stack_found));
-    n = poll_pass(w, 0, 0, found);
+    int last = -1;
+    n = poll_pass(w, 0, w->size, 0, found, &last);
     if (n > 0) {
-        int first = n;
+        int first = n, last2 = -1;
         uint64_t maxts = 0;
         for (int i = 0; i < first; i++)
             if (t->seen[i].ts > maxts) maxts = t->seen[i].ts;
-        n = poll_pass(w, n, 1, found);
-        qsort(t->seen, (size_t)n, sizeof(*t->seen), seen_cmp);
+        if (last > 0) n = poll_pass(w, n, last, 1, found, &last2);
+        if (n > 1) qsort(t->seen, (size_t)n, sizeof(*t->seen), seen_cmp);
         /* The writer completed its data access before the record: make it visible to this
          * process's loads (the private copy in the separate model, a memory barrier in the
          * unified one) before the notification tells the program to read it. */
