@@ -1423,7 +1423,9 @@ static void credit_return(struct narmai_win *w, int o)
 static int poll_pass(struct narmai_win *w, int n, int nrings, int second, int *found, int *last)
 {
     struct narmat_mpi *t = tp_of(w);
-    if (t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return n; /* remote writes visible */
+    /* Makes remote record writes visible to the loads below (unified model). The second pass
+     * needs no other: it looks for records complete before one the first pass acquired. */
+    if (!second && t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return n;
     for (int o = 0; o < nrings && n < NARMAT_MPI_POLL_MAX; o++) {
         uint64_t v[NARMAT_MPI_REC_WORDS];
         while (n < NARMAT_MPI_POLL_MAX && ring_read(w, o, t->head[o] + (uint64_t)found[o], v)) {
