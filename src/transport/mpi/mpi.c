@@ -215,6 +215,7 @@ struct narmat_mpi {
                                    * at pos & (slots - 1) as in the target's sub-ring */
     int nout;                     /* entries of out[] */
     struct narmat_mpi_seen *seen; /* reader: records one poll found (NARMAT_MPI_POLL_MAX) */
+    int *found;                   /* reader, per origin: records of seen[] (zero between polls) */
     int progress_every;           /* poll: enter MPI's progress engine every n-th poll */
     int polls;
     MPI_Aint *sizes;  /* per rank: window size in bytes (create/allocate) */
@@ -309,6 +310,7 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->published);
     free(t->pos);
     free(t->seen);
+    free(t->found);
     free(t->sent);
     if (t->out)
         for (int i = 0; i < t->nout; i++)
@@ -385,11 +387,12 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->pos = calloc(p, sizeof(*t->pos));
         t->sent = calloc(p, sizeof(*t->sent));
         t->seen = malloc(NARMAT_MPI_POLL_MAX * sizeof(*t->seen));
+        t->found = calloc(p, sizeof(*t->found));
         t->out = calloc(p, sizeof(*t->out));
         t->nout = w->size;
     }
     if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd || !t->head ||
-        !t->published || !t->pos || !t->sent || !t->out || !t->seen ||
+        !t->published || !t->pos || !t->sent || !t->out || !t->seen || !t->found ||
         narmat_test_fail_alloc(w->rank, 1))
         rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
@@ -1467,10 +1470,7 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
      * writers completed them before any record of the first pass was written. Only sub-rings
      * read before the last one that had a record can have missed such a record (the others
      * were read after it was seen), so the second pass stops there. */
-    int stack_found[64], *found = stack_found;
-    if (w->size > 64 && (found = calloc((size_t)w->size, sizeof(int))) == NULL) return 0;
-    if (w->size <= 64) memset(stack_found, 0, sizeof(stack_found));
-    int last = -1;
+    int *found = t->found, last = -1;
     n = poll_pass(w, 0, w->size, 0, found, &last);
     if (n > 0) {
         int first = n, last2 = -1;
@@ -1482,8 +1482,8 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
         /* The writer completed its data access before the record: make it visible to this
          * process's loads (the private copy in the separate model, a memory barrier in the
          * unified one) before the notification tells the program to read it. */
-        if (MPI_Win_sync(t->data) != MPI_SUCCESS) n = 0;
-        for (int i = 0; i < n; i++) {
+        int take = MPI_Win_sync(t->data) == MPI_SUCCESS ? n : 0; /* else the next poll */
+        for (int i = 0; i < take; i++) {
             const struct narmat_mpi_seen *e = &t->seen[i];
             /* Later second-pass records wait for the next poll (sorted: none come back). */
             if (e->second && e->ts > maxts) break;
@@ -1493,10 +1493,13 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
             delivered++;
             cb(w, e->origin, (int32_t)(e->w2 & NARMA_TAG_UB), (int64_t)e->bytes);
         }
-        for (int o = 0; o < w->size; o++)
+        for (int i = 0; i < n; i++) { /* each origin once; found[] is zero again after */
+            int o = t->seen[i].origin;
+            if (found[o] == 0) continue;
+            found[o] = 0;
             if (t->head[o] - t->published[o] >= t->publish_every) credit_return(w, o);
+        }
     }
-    if (found != stack_found) free(found);
     return delivered;
 }
 
