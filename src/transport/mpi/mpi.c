@@ -9,13 +9,13 @@
  *   data  the user's memory (create / allocate / dynamic), w->attr_win;
  *   ctl   MPI_Win_allocate'd, disp_unit 1, same layout on every rank:
  *
- *     line 0   header {magic, layout version, slot size, slot count}
- *     line 1   tail:  ring positions claimed so far (remote Fetch_and_op SUM)
- *     line 2   head:  ring positions consumed so far (written only by the owner)
- *     line 3   lock word (NARMAT_CTL_LOCK)
+ *     line 0   header {magic, layout version, slot size, slots per origin}
+ *     line 1   lock word (NARMAT_CTL_LOCK)
  *     8 lines  fence[64]
  *              grant[size], done[size]   (each padded to whole lines)
- *              ring: slots x 64-byte records
+ *              credit[size]: credit[t] = how far target t consumed my
+ *                            sub-ring there (written by t, read by me)
+ *              ring: size sub-rings (one per origin) x slots x 56-byte records
  *     dynamic windows only (see "Attached regions" below):
  *     2 lines  {table version (seqlock)}, {invalidation counter}
  *              subscriber bitmap: one bit per rank (padded to whole lines)
@@ -25,60 +25,100 @@
  * flag remembers whether anything was issued since the last flush, so control
  * updates only pay for a data flush when there is data to order.
  *
- * Notification ring (many writers, one reader = the owner), positions are
- * 64-bit counters that never wrap; slot = pos & (slots - 1):
+ * Notification rings. A target's ring is partitioned per origin: origin o
+ * alone writes sub-ring o, so it owns its write position (pos[t], never
+ * shared) and nothing is claimed over the network. Positions are 64-bit
+ * counters that never wrap; slot = pos & (slots - 1).
  *
- *   writer  1. issue the data access (Put / Get / Accumulate; none for 0 bytes)
- *              and, in the same epoch, pos = Fetch_and_op(+1, tail); flush
- *              ctl, flush data. After this single round trip the data is
- *              complete at the target and position pos belongs to this
- *              writer alone.
- *           2. hd is the target's head as this writer last read it (it only
- *              grows, so an old value can only make the writer wait). While
- *              pos - hd >= slots: re-read hd with Fetch_and_op(NO_OP) +
- *              flush, and if the ring is still full drive narma's progress
- *              (so two ranks notifying each other drain their own rings) and
- *              yield. With the reader publishing every slots/4 records, a
- *              writer reads head about once per 3/4 of a ring, not per record.
- *           3. write the record with ONE MPI_Accumulate(MPI_REPLACE) of five
- *              uint64 words and flush:
+ *   writer  1. (reserve) pos - credit < slots, where credit is the last value
+ *              the target wrote into my credit[t] word: a local load (after
+ *              MPI_Win_sync; Fetch_and_op(NO_OP) on self in the separate
+ *              model), no network operation. Otherwise the access answers
+ *              NARMAT_AGAIN having issued nothing: the core drives progress
+ *              (which drains this process's own rings, so two ranks notifying
+ *              each other cannot deadlock) and retries.
+ *           2. issue the data access (Put / Get / Accumulate; none for 0
+ *              bytes), take position pos, fill the record in my own copy of
+ *              the sub-ring (kept until the slot comes round again);
+ *           3. flush the data window to the target (the data is complete),
+ *              then write the record with ONE MPI_Accumulate(MPI_REPLACE) of
+ *              seven uint64 words and flush ctl:
  *                w0 = pos + 1                      (the sequence number)
  *                w1 = chk << 32 | src
  *                w2 = chk << 32 | kind << 30 | tag (tags are 30 bits)
  *                w3 = chk << 32 | bytes & 0xffffffff
  *                w4 = chk << 32 | bytes >> 32
+ *                w5 = chk << 32 | ts & 0xffffffff  (CLOCK_MONOTONIC, ns)
+ *                w6 = chk << 32 | ts >> 32
  *              with chk = (uint32_t)(pos + 1). Accumulate makes each word
- *              atomic but not the five together, so every word carries the
- *              check value: the record is there when all five agree.
- *   reader  (poll) MPI_Win_sync(ctl); at slot head & mask, acquire-load the
- *           five words (separate model: Fetch_and_op(NO_OP) on self); if
- *           w0 == head + 1 and every chk matches, copy the record out,
- *           MPI_Win_sync(data) once per poll (the writer completed the data
- *           before the record: make it visible to the program's loads),
- *           head++, deliver it through cb (unless kind is 0), repeat. Once head is
- *           slots/4 (at least 1) past the value last published, it publishes
- *           head with MPI_Accumulate(REPLACE) to itself + flush, freeing those
- *           slots (step 2 of later writers). Lazy publishing cannot stall a
- *           writer forever: a writer waits only when >= slots positions past
- *           the published head are claimed; the first slots of them are free,
- *           so their writers complete, the reader consumes them and head moves
- *           a full ring (>= slots/4) past the published value.
+ *              atomic but not the seven together, so every word carries the
+ *              check value: the record is there when all seven agree.
+ *           A notified access costs two flushes, one Put/Get/Accumulate and
+ *           one Accumulate: the same network operations as MPI's own idiom
+ *           (Put, flush, Put flag, flush); 0.1.0 added a Fetch_and_op round
+ *           trip and a third flush. Step 3 is written for several queued
+ *           records (one Accumulate per contiguous run of slots), but the
+ *           contract (transport.h: complete with the notification on return)
+ *           makes every access write its own at once.
+ *   reader  (poll) MPI_Win_sync(ctl); for every sub-ring o, from head[o]:
+ *           acquire-load the words (separate model: Fetch_and_op(NO_OP) on
+ *           self); a record is whole when w0 == head + 1, every chk matches
+ *           and src == o. MPI_Win_sync(data) once (the writer completed the
+ *           data before the record: make it visible to the program's loads),
+ *           head[o]++, deliver through cb (unless kind is 0 = void). Once
+ *           head[o] is slots/4 (at least 1) past the credit last returned to
+ *           o, the reader returns credit: MPI_Accumulate(REPLACE) of head[o]
+ *           into o's credit[me] word + flush (amortised: one per slots/4
+ *           records). Lazy credit cannot stall a writer forever: a writer
+ *           waits only when slots records are unconsumed, all of them whole
+ *           at the target, so the reader consumes them and moves head[o] a
+ *           full sub-ring (>= slots/4) past the credit it returned.
  *           Every poll on Win_create/dynamic windows (every 64th otherwise)
  *           also enters MPI's progress engine with MPI_Iprobe.
  *
- * A claimed position is always filled: if the data access fails after the
- * claim, the writer still writes the record with kind 0 (void), which the
- * reader consumes without delivering, and returns the MPI error. Only a
- * failure of ctl itself in steps 2-3 leaves a hole.
+ * Arrival order across origins. With one sub-ring per origin the reader no
+ * longer sees one arrival order, but programs may rely on it (an origin
+ * notifies after learning that another origin's notification arrived: the
+ * unexpected queue must match them in that order). Records carry the writer's
+ * CLOCK_MONOTONIC time taken after its data completed; a poll collects the
+ * whole records of every sub-ring (first pass), then looks again (second
+ * pass) and delivers, sorted by (time, origin, position), all first-pass
+ * records and the second-pass ones not later than the latest first-pass one.
+ * Why that is enough: if record A was complete before B's writer took B's
+ * time and B was seen in the first pass, A was complete before the second
+ * pass began, so it is seen by then and sorts before B. This is exact between
+ * ranks of one node (one clock); between nodes it is as good as the clocks'
+ * synchronisation (documented limit: a network transport with a target-side
+ * arrival counter would make it exact).
  *
- * Stale contents can never pass for a new record: the previous record in a
- * slot has seq pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both
- * different since slots < 2^32; the zeroed initial slots have w0 == 0, never
- * a valid seq. Nothing is dropped or overwritten: a writer fills slot pos only
- * after the reader published head > pos - slots, i.e. after it copied out the
- * slot's previous record. Cost of a notified access without contention: two
- * round trips (claim + data, then record), three flush calls, one atomic
- * less than a head read per record.
+ * A taken position is always filled: if the data access fails after step 2,
+ * the record still goes out with kind 0 (void), which the reader consumes
+ * without delivering, and the access returns the MPI error
+ * (NARMA_TEST_NOTIFY_FAIL exercises this). Only a failure of ctl itself in
+ * step 3 leaves a hole.
+ *
+ * Torn and stale records can never pass for a new one: each word is written
+ * atomically (MPI_Accumulate with REPLACE is element-wise atomic; a plain Put
+ * of a record would not be: the reader could see some bytes), a reader
+ * accepts a record only when the seven words carry the same chk and w0 is the
+ * expected sequence number, so any mix of the new record's words with the
+ * slot's previous contents is refused (the previous record in a slot has seq
+ * pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both different since
+ * slots < 2^32; zeroed slots have w0 == 0, never a valid seq). Nothing is
+ * overwritten early: a writer fills slot pos only after the reader returned
+ * credit > pos - slots, i.e. after it copied out that slot's previous record.
+ * test_notify_torn drives many origins into one target and checks every
+ * payload against its notification.
+ *
+ * Memory per window and rank: size x slots x 56 bytes of ring, plus 56 bytes
+ * of per-peer notification state (credit word, head, credit returned,
+ * position, records written, credit seen, a pointer) and, lazily on the first notified access to a
+ * target, my copy of that sub-ring (slots x 56 bytes). slots = NARMA_RING_SLOTS / size rounded down
+ * to a power of two, at least NARMAT_MPI_MIN_SUBRING (4): the ring of a target keeps the size
+ * NARMA_RING_SLOTS asked for until the ranks outgrow it. At 10^5 ranks: 4 slots per origin, 22 MB
+ * of ring and 5.6 MB of per-peer state per window and rank (NARMA_RING_SLOTS=2 halves the ring).
+ * The reader's poll visits every sub-ring (O(size) loads per poll): a summary bitmap would be the
+ * next step at scale.
  *
  * Control words: remote updates are MPI atomics on ctl followed by a flush of
  * ctl; a flush of the data window to the same target (when dirty) precedes
@@ -106,42 +146,45 @@
 #include "util/atomic.h"
 #include "util/dtype.h"
 
-/* The core's progress, driven while a claimed ring position waits for room: the
- * one place a transport still calls up into the core, until this transport's
- * ring stops claiming positions before it has room (then it answers
- * NARMAT_AGAIN like shm). */
-void narmai_progress(void);
-
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION  2
+#define NARMAT_MPI_LAYOUT_VERSION  3
 #define NARMAT_MPI_LINE            64
-#define NARMAT_MPI_REC_WORDS       5
+#define NARMAT_MPI_REC_WORDS       7
+#define NARMAT_MPI_POLL_MAX        256 /* records one poll orders and delivers at most */
+#define NARMAT_MPI_REC_BYTES       (NARMAT_MPI_REC_WORDS * 8) /* records are packed, not padded */
+#define NARMAT_MPI_MIN_SUBRING     4 /* slots per origin, whatever NARMA_RING_SLOTS / size is */
 #define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
 #define NARMAT_MPI_MAX_REGIONS     (1 << 20)
 #define NARMAT_MPI_MAX_TABLES      40 /* published tables: capacity doubles each time */
 
-/* One ring slot: a cache line. Only the first NARMAT_MPI_REC_WORDS words are used. */
+/* One ring slot: five words written by one MPI_Accumulate (see the top of the file). */
 struct narmat_mpi_rec {
-    uint64_t w[NARMAT_MPI_LINE / 8];
+    uint64_t w[NARMAT_MPI_REC_WORDS];
 };
-_Static_assert(sizeof(struct narmat_mpi_rec) == NARMAT_MPI_LINE, "a ring record is one cache line");
+_Static_assert(sizeof(struct narmat_mpi_rec) == NARMAT_MPI_REC_BYTES, "records are packed");
 
 /* Fixed byte offsets inside the ctl window. */
 enum {
     NARMAT_MPI_OFF_HDR = 0,
-    NARMAT_MPI_OFF_TAIL = 1 * NARMAT_MPI_LINE,
-    NARMAT_MPI_OFF_HEAD = 2 * NARMAT_MPI_LINE,
-    NARMAT_MPI_OFF_LOCK = 3 * NARMAT_MPI_LINE,
-    NARMAT_MPI_OFF_FENCE = 4 * NARMAT_MPI_LINE,
+    NARMAT_MPI_OFF_LOCK = 1 * NARMAT_MPI_LINE,
+    NARMAT_MPI_OFF_FENCE = 2 * NARMAT_MPI_LINE,
     NARMAT_MPI_OFF_GRANT = NARMAT_MPI_OFF_FENCE + NARMAT_FENCE_ROUNDS * 8,
 };
 _Static_assert(NARMAT_MPI_OFF_GRANT % NARMAT_MPI_LINE == 0, "grant[] starts on a cache line");
+
+/* A record the reader found, before it is delivered in timestamp order (poll). */
+struct narmat_mpi_seen {
+    uint64_t ts, pos;
+    int origin, second; /* found by the second pass */
+    uint64_t w2, bytes;
+};
 
 /* An attached region of a dynamic window: addresses [base, end). Published as
  * two MPI_Aint in the owner's table (see "Attached regions" below). */
@@ -162,18 +205,25 @@ struct narmat_mpi_dyncache {
 struct narmat_mpi {
     MPI_Win data, ctl;
     unsigned char *ctlmem; /* base of this rank's ctl window */
-    MPI_Aint off_done, off_ring, ctl_bytes;
-    uint64_t slots;         /* ring capacity, same on every rank */
-    uint64_t head;          /* reader: next position to consume */
-    uint64_t published;     /* reader: last head written to the head word */
-    uint64_t publish_every; /* reader: publish after this many records (slots / 4) */
-    int progress_every;     /* poll: enter MPI's progress engine every n-th poll */
+    MPI_Aint off_done, off_credit, off_ring, ctl_bytes;
+    uint64_t slots;               /* capacity of each origin's sub-ring, same on every rank */
+    uint64_t publish_every;       /* reader: return credit after this many records (slots / 4) */
+    uint64_t *head;               /* reader, per origin: next position to consume in its sub-ring */
+    uint64_t *published;          /* reader, per origin: last head written to its credit word */
+    uint64_t *pos;                /* writer, per target: next position of my sub-ring there */
+    uint64_t *sent;               /* writer, per target: positions whose records were written */
+    struct narmat_mpi_rec **out;  /* writer, per target (lazily): records not yet written,
+                                   * at pos & (slots - 1) as in the target's sub-ring */
+    int nout;                     /* entries of out[] */
+    struct narmat_mpi_seen *seen; /* reader: records one poll found (NARMAT_MPI_POLL_MAX) */
+    int *found;                   /* reader, per origin: records of seen[] (zero between polls) */
+    int progress_every;           /* poll: enter MPI's progress engine every n-th poll */
     int polls;
     MPI_Aint *sizes;  /* per rank: window size in bytes (create/allocate) */
     int *units;       /* per rank: displacement unit */
     MPI_Aint *deltas; /* Win_create, per rank: bytes from the MPI window's base to the user's */
     uint8_t *dirty;   /* per target: data operations issued since the last flush */
-    uint64_t *hd;     /* per target: its ring's head as last read (only grows) */
+    uint64_t *hd;     /* per target: its credit word (head of my sub-ring) as last read */
     int unified;      /* ctl is read with loads (MPI_WIN_UNIFIED) */
     int locked;       /* both windows are in their lock_all epoch */
     /* Dynamic windows (see "Attached regions" above). */
@@ -199,6 +249,20 @@ static inline MPI_Aint mpi_disp(const struct narmat_win *w, const struct narmat_
     if (w->flavor != MPI_WIN_FLAVOR_CREATE) return disp;
     if (__builtin_mul_overflow(disp, (MPI_Aint)t->units[target], &off)) return t->deltas[target];
     return off + t->deltas[target];
+}
+
+/* Slots of each origin's sub-ring: the ring of `total` slots shared among `size` origins (a
+ * power of two, rounded down), but at least NARMAT_MPI_MIN_SUBRING (or total if smaller) so
+ * that a notified access need not wait for a credit round trip each time. */
+static uint64_t narmat_mpi_subring(unsigned total, int size)
+{
+    uint64_t per = total / (unsigned)(size > 0 ? size : 1), s = 1;
+    uint64_t floor = total < NARMAT_MPI_MIN_SUBRING ? total : NARMAT_MPI_MIN_SUBRING;
+    while (s * 2 <= per)
+        s <<= 1;
+    while (s < floor)
+        s <<= 1;
+    return s;
 }
 
 static MPI_Aint pad_line(MPI_Aint n)
@@ -243,6 +307,16 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->deltas);
     free(t->dirty);
     free(t->hd);
+    free(t->head);
+    free(t->published);
+    free(t->pos);
+    free(t->seen);
+    free(t->found);
+    free(t->sent);
+    if (t->out)
+        for (int i = 0; i < t->nout; i++)
+            free(t->out[i]);
+    free(t->out);
     free(t->regions);
     for (int i = 0; i < NARMAT_MPI_MAX_TABLES; i++) /* also one allocated but never attached */
         free(t->tabs[i]);
@@ -309,8 +383,17 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         t->deltas = calloc(p, sizeof(*t->deltas));
         t->dirty = calloc(p, 1);
         t->hd = calloc(p, sizeof(*t->hd));
+        t->head = calloc(p, sizeof(*t->head));
+        t->published = calloc(p, sizeof(*t->published));
+        t->pos = calloc(p, sizeof(*t->pos));
+        t->sent = calloc(p, sizeof(*t->sent));
+        t->seen = malloc(NARMAT_MPI_POLL_MAX * sizeof(*t->seen));
+        t->found = calloc(p, sizeof(*t->found));
+        t->out = calloc(p, sizeof(*t->out));
+        t->nout = w->size;
     }
-    if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd ||
+    if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd || !t->head ||
+        !t->published || !t->pos || !t->sent || !t->out || !t->seen || !t->found ||
         narmat_test_fail_alloc(1))
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
@@ -355,20 +438,20 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     NARMAT_MPI_TRY(MPI_Allgather(&mysize, 1, MPI_AINT, t->sizes, 1, MPI_AINT, w->comm));
     NARMAT_MPI_TRY(MPI_Allgather(&w->disp_unit, 1, MPI_INT, t->units, 1, MPI_INT, w->comm));
 
-    /* Ring capacity: every rank must agree on the layout. */
+    /* Sub-ring capacity (see "Notification rings"): NARMA_RING_SLOTS is the whole ring of a
+     * target, shared out among its origins; every rank must agree on the layout. */
     unsigned mine = w->ring_slots ? w->ring_slots : 2, slots = 0;
     NARMAT_MPI_TRY(MPI_Allreduce(&mine, &slots, 1, MPI_UNSIGNED, MPI_MAX, w->comm));
-    t->slots = 1;
-    while (t->slots < slots)
-        t->slots <<= 1;
+    t->slots = narmat_mpi_subring(slots, w->size);
 
     t->publish_every = t->slots >= 4 ? t->slots / 4 : 1;
     /* Win_create and dynamic windows need the target inside MPI's progress
      * engine for a remote flush to complete; allocated ones do on some stacks. */
     t->progress_every = w->flavor == MPI_WIN_FLAVOR_ALLOCATE ? 64 : 1;
     t->off_done = NARMAT_MPI_OFF_GRANT + pad_line((MPI_Aint)p * 8);
-    t->off_ring = t->off_done + pad_line((MPI_Aint)p * 8);
-    t->ctl_bytes = t->off_ring + (MPI_Aint)t->slots * NARMAT_MPI_LINE;
+    t->off_credit = t->off_done + pad_line((MPI_Aint)p * 8);
+    t->off_ring = t->off_credit + pad_line((MPI_Aint)p * 8);
+    t->ctl_bytes = t->off_ring + pad_line((MPI_Aint)p * (MPI_Aint)t->slots * NARMAT_MPI_REC_BYTES);
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         /* Table of attached regions: this rank's own copy, and the published one, attached
          * to the data window itself so that it can grow (see "Attached regions"). */
@@ -423,7 +506,7 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     uint64_t *hdr = ctl_word(t, NARMAT_MPI_OFF_HDR);
     hdr[0] = NARMAT_MPI_MAGIC;
     hdr[1] = NARMAT_MPI_LAYOUT_VERSION;
-    hdr[2] = NARMAT_MPI_LINE;
+    hdr[2] = NARMAT_MPI_REC_BYTES;
     hdr[3] = t->slots;
     if (t->ntabs) { /* the (empty) table of attached regions: {address, count} */
         MPI_Aint a;
@@ -1180,59 +1263,89 @@ static int narmat_mpi_fault_now(void)
     return countdown > 0 && --countdown == 0;
 }
 
-/* Steps 1-3 of the ring protocol (see the top of the file). The data access
- * (if any) has already been issued on the data window to target. */
-static int narmat_mpi_enqueue(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
-                              int data_issued)
+/* Byte offset of slot `pos` of origin's sub-ring in a target's ctl window. */
+static inline MPI_Aint ring_slot(const struct narmat_mpi *t, int origin, uint64_t pos)
+{
+    return t->off_ring +
+           ((MPI_Aint)origin * (MPI_Aint)t->slots + (MPI_Aint)(pos & (t->slots - 1))) *
+               NARMAT_MPI_REC_BYTES;
+}
+
+/* Step 3 of the ring protocol (see the top of the file): complete the data of the notified
+ * accesses to target whose records are not written yet, then write those records (one
+ * Accumulate per contiguous run of slots: at most two) and complete them. If the data flush
+ * failed, the records go out void: their positions are taken and the reader must be able to
+ * move past them. */
+static int narmat_mpi_send(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
-    const uint64_t one = 1, none = 0;
-    uint64_t pos, hd = t->hd[target];
-    /* Dirty before anything can fail: a data access left pending by an error
-     * below must still be flushed before this process's next control update. */
-    if (data_issued) t->dirty[target] = 1;
-    NARMAU_MPI(
-        MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, NARMAT_MPI_OFF_TAIL, MPI_SUM, t->ctl));
-    NARMAU_MPI(MPI_Win_flush(target, t->ctl));
-    /* From here on the data is complete at the target. */
+    uint64_t from = t->sent[target], to = t->pos[target];
+    if (from == to) return NARMA_SUCCESS;
+    struct narmat_mpi_rec *out = t->out[target];
     int rc = narmat_mpi_flush_dirty(t, target);
-    if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmau_mpi_error(MPI_ERR_OTHER);
-    /* Position pos is ours and the reader stops at it until it is filled: a
-     * failed access still publishes its record, marked void (the reader
-     * consumes it without delivering), and returns the failure. */
-    if (rc) kind = NARMAT_MPI_NOTE_VOID;
-
-    /* hd is an old value of a counter that only grows: a stale read can only
-     * make us wait, never write into a slot the reader still owns. A full
-     * ring means the reader is a whole ring behind, so spin only briefly
-     * before yielding the core (with more ranks than cores, the default spin
-     * count made test_ring_full np=4 four times slower). */
-    narmau_waiter wt = {narmau_spin_count > 16 ? narmau_spin_count - 16 : 0};
-    for (int first = 1; pos - hd >= t->slots; first = 0) {
-        if (!first) {
-            narmai_progress(); /* drain our own ring: the target may be waiting for it */
-            narmau_wait_step(&wt);
-        }
-        NARMAU_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD,
-                                    MPI_NO_OP, t->ctl));
-        NARMAU_MPI(MPI_Win_flush(target, t->ctl));
-        if (hd > t->hd[target]) t->hd[target] = hd;
+    for (uint64_t p = from; rc && p != to; p++) { /* void: keep seq and check values */
+        uint64_t *r = out[p & (t->slots - 1)].w;
+        r[2] &= ~(UINT64_C(3) << 30); /* kind 0 = NARMAT_MPI_NOTE_VOID */
     }
-
-    uint64_t seq = pos + 1, chk = (seq & UINT32_MAX) << 32;
-    uint64_t u = (uint64_t)bytes;
-    uint64_t rec[NARMAT_MPI_REC_WORDS] = {
-        seq,
-        chk | (uint32_t)w->rank,
-        chk | ((uint64_t)(uint32_t)kind << 30) | ((uint32_t)tag & NARMA_TAG_UB),
-        chk | (u & UINT32_MAX),
-        chk | (u >> 32),
-    };
-    MPI_Aint off = t->off_ring + (MPI_Aint)(pos & (t->slots - 1)) * NARMAT_MPI_LINE;
-    NARMAU_MPI(MPI_Accumulate(rec, NARMAT_MPI_REC_WORDS, MPI_UINT64_T, target, off,
-                              NARMAT_MPI_REC_WORDS, MPI_UINT64_T, MPI_REPLACE, t->ctl));
+    t->sent[target] = to;
+    while (from != to) {
+        uint64_t a = from & (t->slots - 1), n = to - from;
+        if (n > t->slots - a) n = t->slots - a;
+        int cnt = (int)n * NARMAT_MPI_REC_WORDS;
+        NARMAU_MPI(MPI_Accumulate(out[a].w, cnt, MPI_UINT64_T, target, ring_slot(t, w->rank, from),
+                                  cnt, MPI_UINT64_T, MPI_REPLACE, t->ctl));
+        from += n;
+    }
     NARMAU_MPI(MPI_Win_flush(target, t->ctl));
     return rc;
+}
+
+/* Step 1: is there a free slot in my sub-ring at target? The credit word is local memory
+ * (the target writes it), so this costs no network operation; NARMAT_AGAIN (nothing issued)
+ * when the sub-ring is full. */
+static int narmat_mpi_reserve(struct narmat_win *w, int target)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int rc;
+    if (t->out[target] == NULL) {
+        t->out[target] = calloc(t->slots, sizeof(struct narmat_mpi_rec));
+        if (t->out[target] == NULL)
+            return NARMAU_ERR(NARMA_ERR_NO_MEM, "notification records to rank %d", target);
+    }
+    if (t->pos[target] - t->hd[target] < t->slots) return NARMA_SUCCESS;
+    uint64_t hd = 0;
+    if ((rc = ctl_read(w, t->off_credit + (MPI_Aint)target * 8, 1, &hd))) return rc;
+    if (hd > t->hd[target]) t->hd[target] = hd; /* only grows: an old value only delays */
+    return t->pos[target] - t->hd[target] < t->slots ? NARMA_SUCCESS : NARMAT_AGAIN;
+}
+
+/* Step 2: the data access (if any) was issued on the data window to target (data_rc is its
+ * outcome) and step 1 found a free slot: take it, fill its record, and write it (step 3). */
+static int narmat_mpi_enqueue(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                              int data_rc)
+{
+    struct narmat_mpi *t = tp_of(w);
+    uint64_t pos = t->pos[target]++;
+    /* From here on position pos is taken: the reader stops at it until it is filled, so a
+     * failed access still writes its record, marked void (the reader consumes it without
+     * delivering), and returns the failure. */
+    int rc = data_rc;
+    if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmau_mpi_error(MPI_ERR_OTHER);
+    if (rc) kind = NARMAT_MPI_NOTE_VOID;
+    uint64_t seq = pos + 1, chk = (seq & UINT32_MAX) << 32;
+    uint64_t u = (uint64_t)bytes, *r = t->out[target][pos & (t->slots - 1)].w;
+    r[0] = seq;
+    r[1] = chk | (uint32_t)w->rank;
+    r[2] = chk | ((uint64_t)(uint32_t)kind << 30) | ((uint32_t)tag & NARMA_TAG_UB);
+    r[3] = chk | (u & UINT32_MAX);
+    r[4] = chk | (u >> 32);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t ts = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+    r[5] = chk | (ts & UINT32_MAX);
+    r[6] = chk | (ts >> 32);
+    int rc2 = narmat_mpi_send(w, target);
+    return rc ? rc : rc2;
 }
 
 static int narmat_mpi_put_notify(struct narmat_win *w, const void *oaddr, int ocount,
@@ -1241,10 +1354,10 @@ static int narmat_mpi_put_notify(struct narmat_win *w, const void *oaddr, int oc
 {
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
-    if (rc == NARMA_SUCCESS && bytes > 0)
-        rc = data_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL, 0);
+    if (rc == NARMA_SUCCESS) rc = narmat_mpi_reserve(w, target);
     if (rc) return rc;
-    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, bytes > 0);
+    if (bytes > 0) rc = data_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL, 0);
+    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, rc);
 }
 
 static int narmat_mpi_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
@@ -1252,10 +1365,10 @@ static int narmat_mpi_get_notify(struct narmat_win *w, void *oaddr, int ocount, 
 {
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
-    if (rc == NARMA_SUCCESS && bytes > 0)
-        rc = data_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL, 0);
+    if (rc == NARMA_SUCCESS) rc = narmat_mpi_reserve(w, target);
     if (rc) return rc;
-    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, bytes > 0);
+    if (bytes > 0) rc = data_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, NULL, 0);
+    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, rc);
 }
 
 static int narmat_mpi_acc_notify(struct narmat_win *w, const void *oaddr, int ocount,
@@ -1264,17 +1377,87 @@ static int narmat_mpi_acc_notify(struct narmat_win *w, const void *oaddr, int oc
 {
     int64_t bytes = 0;
     int rc = narmat_mpi_bytes(tcount, ttype, &bytes);
-    if (rc == NARMA_SUCCESS && bytes > 0)
+    if (rc == NARMA_SUCCESS) rc = narmat_mpi_reserve(w, target);
+    if (rc) return rc;
+    if (bytes > 0)
         rc = data_acc(w, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount,
                       ttype, op, NULL, 0);
-    if (rc) return rc;
-    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, bytes > 0);
+    return narmat_mpi_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, rc);
+}
+
+/* Read the record at slot pos of origin o's sub-ring into v; 1 if it is there and whole. */
+static int ring_read(struct narmat_win *w, int o, uint64_t pos, uint64_t v[NARMAT_MPI_REC_WORDS])
+{
+    struct narmat_mpi *t = tp_of(w);
+    MPI_Aint off = ring_slot(t, o, pos);
+    uint64_t seq = pos + 1, chk = seq & UINT32_MAX;
+    if (t->unified) {
+        /* Acquire: observe the record words MPI wrote; pairs with the writer's
+         * Accumulate completed by its flush. */
+        const uint64_t *r = (const uint64_t *)(const void *)(t->ctlmem + off);
+        v[0] = narmau_atomic_load_acq_u64(&r[0]);
+        if (v[0] != seq) return 0;
+        for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
+            v[i] = narmau_atomic_load_acq_u64(&r[i]);
+    } else if (ctl_read_atomic(w, off, NARMAT_MPI_REC_WORDS, v) != NARMA_SUCCESS || v[0] != seq) {
+        return 0; /* separate model: read the public copy with MPI atomics */
+    }
+    /* MPI makes the five words atomic only one by one: check each. */
+    for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
+        if ((v[i] >> 32) != chk) return 0; /* the rest arrives shortly: next poll */
+    return (int32_t)(uint32_t)v[1] == o;   /* only o writes its sub-ring */
+}
+
+/* Return credit to origin o: write how far its sub-ring was consumed into o's credit word
+ * for this rank (an MPI atomic: o reads it with atomics or after Win_sync). The records were
+ * copied out before this is issued. */
+static void credit_return(struct narmat_win *w, int o)
+{
+    struct narmat_mpi *t = tp_of(w);
+    uint64_t hd = t->head[o];
+    if (MPI_Accumulate(&hd, 1, MPI_UINT64_T, o, t->off_credit + (MPI_Aint)w->rank * 8, 1,
+                       MPI_UINT64_T, MPI_REPLACE, t->ctl) == MPI_SUCCESS &&
+        MPI_Win_flush(o, t->ctl) == MPI_SUCCESS)
+        t->published[o] = hd;
+}
+
+/* One pass over sub-rings 0..nrings-1: append the whole records after those already found
+ * (from head + found) to t->seen. Returns the new count; *last = the highest sub-ring that
+ * had a record. */
+static int poll_pass(struct narmat_win *w, int n, int nrings, int second, int *found, int *last)
+{
+    struct narmat_mpi *t = tp_of(w);
+    /* Makes remote record writes visible to the loads below (unified model). The second pass
+     * needs no other: it looks for records complete before one the first pass acquired. */
+    if (!second && t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return n;
+    for (int o = 0; o < nrings && n < NARMAT_MPI_POLL_MAX; o++) {
+        uint64_t v[NARMAT_MPI_REC_WORDS];
+        while (n < NARMAT_MPI_POLL_MAX && ring_read(w, o, t->head[o] + (uint64_t)found[o], v)) {
+            struct narmat_mpi_seen *e = &t->seen[n++];
+            e->ts = (v[5] & UINT32_MAX) | (v[6] << 32);
+            e->pos = t->head[o] + (uint64_t)found[o]++;
+            e->origin = o;
+            e->second = second;
+            e->w2 = v[2];
+            e->bytes = (v[3] & UINT32_MAX) | (v[4] << 32);
+            *last = o;
+        }
+    }
+    return n;
+}
+
+static int seen_cmp(const void *a, const void *b)
+{
+    const struct narmat_mpi_seen *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->origin != y->origin) return x->origin < y->origin ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
 static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 {
     struct narmat_mpi *t = tp_of(w);
-    int n = 0;
+    int n = 0, delivered = 0;
     if (++t->polls >= t->progress_every) {
         /* MPI_Win_sync does not drive MPI's progress engine (MPICH 5); a
          * probe on the window's private communicator, which carries no
@@ -1283,59 +1466,42 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
         t->polls = 0;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
     }
-    /* Makes remote record writes visible to the loads below (unified model). */
-    if (t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
-    int data_synced = 0;
-    for (;;) {
-        MPI_Aint off = t->off_ring + (MPI_Aint)(t->head & (t->slots - 1)) * NARMAT_MPI_LINE;
-        uint64_t seq = t->head + 1, chk = seq & UINT32_MAX;
-        uint64_t v[NARMAT_MPI_REC_WORDS];
-        if (t->unified) {
-            /* Acquire: observe the record words MPI wrote; pairs with the
-             * writer's Accumulate completed by its flush. */
-            const struct narmat_mpi_rec *r = (const void *)(t->ctlmem + off);
-            v[0] = narmau_atomic_load_acq_u64(&r->w[0]);
-            if (v[0] != seq) break;
-            for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
-                v[i] = narmau_atomic_load_acq_u64(&r->w[i]);
-        } else if (ctl_read_atomic(w, off, NARMAT_MPI_REC_WORDS, v) != NARMA_SUCCESS ||
-                   v[0] != seq) {
-            break; /* separate model: read the public copy with MPI atomics */
+    /* Records from different origins are delivered in timestamp order (see "Arrival order" at
+     * the top of the file): a first pass finds records, a second pass finds those whose
+     * writers completed them before any record of the first pass was written. Only sub-rings
+     * read before the last one that had a record can have missed such a record (the others
+     * were read after it was seen), so the second pass stops there. */
+    int *found = t->found, last = -1;
+    n = poll_pass(w, 0, w->size, 0, found, &last);
+    if (n > 0) {
+        int first = n, last2 = -1;
+        uint64_t maxts = 0;
+        for (int i = 0; i < first; i++)
+            if (t->seen[i].ts > maxts) maxts = t->seen[i].ts;
+        if (last > 0) n = poll_pass(w, n, last, 1, found, &last2);
+        if (n > 1) qsort(t->seen, (size_t)n, sizeof(*t->seen), seen_cmp);
+        /* The writer completed its data access before the record: make it visible to this
+         * process's loads (the private copy in the separate model, a memory barrier in the
+         * unified one) before the notification tells the program to read it. */
+        int take = MPI_Win_sync(t->data) == MPI_SUCCESS ? n : 0; /* else the next poll */
+        for (int i = 0; i < take; i++) {
+            const struct narmat_mpi_seen *e = &t->seen[i];
+            /* Later second-pass records wait for the next poll (sorted: none come back). */
+            if (e->second && e->ts > maxts) break;
+            int kind = (int)(e->w2 >> 30 & 3);
+            t->head[e->origin]++;
+            if (kind == NARMAT_MPI_NOTE_VOID) continue; /* a failed access: nothing to deliver */
+            delivered++;
+            cb(arg, e->origin, (int32_t)(e->w2 & NARMA_TAG_UB), (int64_t)e->bytes);
         }
-        /* MPI makes the five words atomic only one by one: check each. */
-        int whole = 1;
-        for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
-            whole &= (v[i] >> 32) == chk;
-        if (!whole) break; /* the rest arrives shortly: next poll */
-        if (!data_synced) {
-            /* The writer completed its data access before the record: make
-             * it visible to this process's loads (the private copy in the
-             * separate model, a memory barrier in the unified one) before
-             * the notification tells the program to read it. */
-            if (MPI_Win_sync(t->data) != MPI_SUCCESS) break;
-            data_synced = 1;
+        for (int i = 0; i < n; i++) { /* each origin once; found[] is zero again after */
+            int o = t->seen[i].origin;
+            if (found[o] == 0) continue;
+            found[o] = 0;
+            if (t->head[o] - t->published[o] >= t->publish_every) credit_return(w, o);
         }
-        int kind = (int)(v[2] >> 30 & 3);
-        int32_t src = (int32_t)(uint32_t)v[1];
-        int32_t tag = (int32_t)(v[2] & NARMA_TAG_UB);
-        int64_t bytes = (int64_t)((v[3] & UINT32_MAX) | (v[4] << 32));
-        t->head++;
-        if (kind == NARMAT_MPI_NOTE_VOID) continue; /* a failed access: nothing to deliver */
-        n++;
-        cb(arg, src, tag, bytes);
     }
-    if (t->head - t->published >= t->publish_every) {
-        /* Publish the consumed position (frees the slots for writers that
-         * read head with Fetch_and_op): an MPI atomic, not a plain store,
-         * since remote atomics read the word concurrently. The records were
-         * copied out above, before this is issued. */
-        uint64_t hd = t->head;
-        if (MPI_Accumulate(&hd, 1, MPI_UINT64_T, w->rank, NARMAT_MPI_OFF_HEAD, 1, MPI_UINT64_T,
-                           MPI_REPLACE, t->ctl) == MPI_SUCCESS &&
-            MPI_Win_flush(w->rank, t->ctl) == MPI_SUCCESS)
-            t->published = hd;
-    }
-    return n;
+    return delivered;
 }
 
 /* ---- control words ---- */
