@@ -28,17 +28,17 @@ int narmat_ops_check(const struct narmat_ops *ops)
     return NARMA_ERR_INTERN;
 }
 
-/* shm serves Win_allocate and Win_create windows when every rank of the
- * communicator shares memory with every other (a Win_create window whose
- * memory some rank cannot share falls back: narmat_fallback); everything else
- * (dynamic windows, ranks on several nodes) uses the portable mpi transport.
+/* shm serves every flavor of window when every rank of the communicator
+ * shares memory with every other (a Win_create window whose memory some rank
+ * cannot share, or a dynamic window whose ranks cannot reach one another's
+ * memory, falls back: narmat_fallback); ranks on several nodes use the
+ * portable mpi transport.
  * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it
  * applies". Collective over comm. */
 int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
-    if (narmai_g.forced_transport == 2 || flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return narmat_ops_check(*ops);
+    if (narmai_g.forced_transport == 2) return narmat_ops_check(*ops);
     MPI_Comm node;
     int size, nsize, all_local;
     NARMAI_MPI(MPI_Comm_size(comm, &size));
