@@ -19,7 +19,9 @@
  *   - 400 small malloc'd regions, freed by the program after detach;
  *   - a linked list whose nodes are attached: the program's own pointers work
  *     during and after, also after Win_free with regions still attached;
- *   - memory detached and freed: peers' accesses are refused (NARMA_ERR_DISP).
+ *   - memory detached and freed: peers' accesses are refused (NARMA_ERR_DISP);
+ *   - a rank unable to read its peers (test hook stage 6) or NARMA_SHM_CREATE=0:
+ *     every rank creates the window on mpi.
  */
 #include "common.h"
 
@@ -316,5 +318,25 @@ int main(int argc, char **argv)
     for (int p = 0; p < 4; p++)
         CHECK(map_kind(blk + p * ps) == 'p', "page %d not private after Win_free", p);
     free(blk);
+
+    test_phase("falling back to mpi at creation");
+    /* A rank that cannot read a peer's memory (test hook), or NARMA_SHM_CREATE=0: every
+     * rank creates the window on mpi, and it works there. */
+    char hook[32];
+    snprintf(hook, sizeof hook, "%d:6", size - 1);
+    for (int v = 0; v < 2; v++) {
+        setenv(v == 0 ? "NARMA_TEST_FAIL_ALLOC" : "NARMA_SHM_CREATE", v == 0 ? hook : "0", 1);
+        CHECK_RC(NARMA_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        unsetenv(v == 0 ? "NARMA_TEST_FAIL_ALLOC" : "NARMA_SHM_CREATE");
+        CHECK(strcmp(NARMA_Win_get_transport(win), "mpi") == 0, "fallback %d: transport %s", v,
+              NARMA_Win_get_transport(win));
+        long long *m = malloc(8 * 8);
+        CHECK_RC(NARMA_Win_attach(win, m, 8 * 8));
+        CHECK(map_kind(m) == 'p' || !want_shm, "fallback %d moved pages", v);
+        exercise(m, 8, "fallback window");
+        CHECK_RC(NARMA_Win_detach(win, m));
+        CHECK_RC(NARMA_Win_free(&win));
+        free(m);
+    }
     return test_finish();
 }

@@ -20,6 +20,9 @@
  *   [RING]              notification ring (tail line + slots)
  *   [DATA]              the user's window memory (page aligned)
  * One word per cache line: writers from different ranks never false-share.
+ * Win_create windows have no DATA: the program's pages are moved onto shared
+ * memory (usermem.h); dynamic windows neither: attached pages move onto the
+ * process's arena and peers map them (dynamic.h).
  */
 #include "transport/transport.h"
 #include "transport/shm/dynamic.h"
@@ -114,7 +117,8 @@ static void shm_state_free(struct shm_state *s)
  * that tests can show every rank returns an error and none hangs; for
  * Win_create, stages 4 (after moving its pages) and 5 (mapping the peers'
  * pages) make it unable to share its memory instead, so that every rank falls
- * back to the mpi transport. */
+ * back to the mpi transport; for dynamic windows, stage 6 (reading a peer's
+ * memory, dynamic.h) does the same. */
 static int shm_test_fail(const struct narmai_win *w, int stage)
 {
     return narmat_test_fail_alloc(w->rank, stage);

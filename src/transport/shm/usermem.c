@@ -65,22 +65,38 @@ static int fill_object(int fd, const char *start, size_t len, off_t off)
     return 0;
 }
 
-/* The object's contents into the pages (the reverse of fill_object). */
-static void read_object(int fd, char *start, size_t len, off_t off)
+/* Private anonymous pages over [start, start + len), then the object's
+ * contents at off into them (the reverse of fill_object); -1 when the mmap
+ * fails (the pages are then untouched). The pages may hold the program's own
+ * linkage table (a global window beside .got.plt), which reads as zero from
+ * the mmap until the contents are back: no call in between may go through it,
+ * so the functions are called through pointers taken before (volatile: the
+ * compiler may not load them again from the table). */
+static int restore_pages(int fd, char *start, size_t len, off_t off)
 {
+    void *(*volatile map_fn)(void *, size_t, int, int, int, off_t) = mmap;
+    if (map_fn(start, len, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) != start)
+        return -1;
 #ifdef NARMAT_ASAN
-    void *tmp = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, off);
-    if (tmp == MAP_FAILED) return;
+    int (*volatile unmap_fn)(void *, size_t) = munmap;
+    void *tmp = map_fn(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+    if (tmp == MAP_FAILED) return 0;
     copy_pages(start, tmp, len);
-    munmap(tmp, len);
+    unmap_fn(tmp, len);
 #else
-    for (size_t done = 0; done < len;) {
-        ssize_t r = pread(fd, start + done, len - done, off + (off_t)done);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return;
+    ssize_t (*volatile read_fn)(int, void *, size_t, off_t) = pread;
+    /* No errno (a call too): a failed read is retried a few times. */
+    for (size_t done = 0, tries = 0; done < len && tries < 100;) {
+        ssize_t r = read_fn(fd, start + done, len - done, off + (off_t)done);
+        if (r <= 0) {
+            tries++;
+            continue;
+        }
         done += (size_t)r;
     }
 #endif
+    return 0;
 }
 
 void narmat_usermem_span(const void *base, size_t size, char **start, size_t *len)
@@ -353,13 +369,11 @@ void narmat_usermem_restore(struct narmat_usermem *m)
      * cache. If the mmap fails, the shared pages stay (still this process's
      * memory, same contents). */
     /* Locals only from here: o itself may lie in these pages (it is heap
-     * memory too), which read as zero until read_object has run. */
+     * memory too), which read as zero until restore_pages has run. */
     char *const start = o->start;
     const size_t len = o->len;
     const int fd = o->fd, mapped = still_mapped(o);
-    if (mapped && mmap(start, len, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) == start)
-        read_object(fd, start, len, 0);
+    if (mapped) restore_pages(fd, start, len, 0);
     close(fd);
     free(o);
 }
@@ -487,10 +501,8 @@ static void arena_put_back(uintptr_t start, size_t len)
         nrecs = k;
         for (int j = 0; j < n; j++) {
             char *a = (char *)run[j].addr;
-            if (arena_mapped(run[j].addr, run[j].len, run[j].off) &&
-                mmap(a, run[j].len, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) == a)
-                read_object(arena_fd, a, run[j].len, (off_t)run[j].off);
+            if (arena_mapped(run[j].addr, run[j].len, run[j].off))
+                restore_pages(arena_fd, a, run[j].len, (off_t)run[j].off);
             fallocate(arena_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)run[j].off,
                       (off_t)run[j].len);
         }

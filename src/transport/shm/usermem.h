@@ -18,6 +18,11 @@
  * Another window over pages that are already moved (an east-west and a
  * north-south halo plan over the same fields) uses the same object; one that
  * covers moved and unmoved pages at once cannot be shared.
+ *
+ * Dynamic windows (the arena, below) move pages one by one onto one growing
+ * object per process and count holders per page; pages a Win_create window
+ * shares are not taken by them, and a Win_create window over arena pages is
+ * refused (shared mappings), so the two kinds never hold the same page.
  */
 #ifndef NARMAT_SHM_USERMEM_H
 #define NARMAT_SHM_USERMEM_H
