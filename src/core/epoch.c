@@ -29,14 +29,14 @@ int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
         e->ids = ids;
     } else {
         e = calloc(1, sizeof(*e));
-        if (e == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+        if (e == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch");
         e->ranks = malloc(sizeof(int) * (size_t)w->size);
         e->ids = malloc(sizeof(uint64_t) * (size_t)w->size);
         if (e->ranks == NULL || e->ids == NULL) {
             free(e->ranks);
             free(e->ids);
             free(e);
-            return NARMAI_ERR(NARMA_ERR_NO_MEM, "epoch");
+            return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch");
         }
     }
     e->type = (uint8_t)type;
@@ -231,7 +231,7 @@ static int type_hold(MPI_Datatype *t)
 static void op_free(struct narmai_op *op)
 {
     if (op->req != NULL)
-        op_abandon(op, NARMAI_ERR(NARMA_ERR_WIN, "window freed before the operation was issued"));
+        op_abandon(op, NARMAU_ERR(NARMA_ERR_WIN, "window freed before the operation was issued"));
     type_release(&op->otype);
     type_release(&op->rtype);
     type_release(&op->ttype);
@@ -265,7 +265,7 @@ static void replay(struct narmai_win *w, struct narmai_epoch *e)
             }
             op_abandon(op, e->err);
         } else if (narmai_test_fault(&w->test_fail_replay, 0)) {
-            int rc = NARMAI_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_REPLAY)");
+            int rc = NARMAU_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_REPLAY)");
             narmai_epoch_error(e, rc);
             op_abandon(op, rc);
         } else {
@@ -281,15 +281,15 @@ static struct narmai_epoch *current_for(struct narmai_win *w, int target, int *s
     if (w->lock_ep[target] != NULL) return w->lock_ep[target];
     struct narmai_epoch *e = w->cur_access;
     if (e == NULL) {
-        *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "no access epoch is open on the window");
+        *slot_err = NARMAU_ERR(NARMA_ERR_RMA_SYNC, "no access epoch is open on the window");
         return NULL;
     }
     if (e->type == NARMAI_EP_ACCESS && w->acc_member[target] == 0) {
-        *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not in the access group", target);
+        *slot_err = NARMAU_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not in the access group", target);
         return NULL;
     }
     if (e->type == NARMAI_EP_LOCK) e = NULL;
-    if (e == NULL) *slot_err = NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", target);
+    if (e == NULL) *slot_err = NARMAU_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", target);
     return e;
 }
 
@@ -316,7 +316,7 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
         (size_t)tmpl->ocount * (size_t)od->size <= NARMAI_KEEP_ORIGIN_MAX)
         keep = (size_t)tmpl->ocount * (size_t)od->size;
     struct narmai_op *op = malloc(sizeof(*op) + keep);
-    if (op == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "recorded operation");
+    if (op == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "recorded operation");
     *op = *tmpl;
     if (keep > 0) {
         memcpy(op + 1, (const char *)tmpl->oaddr + od->true_lb, keep);
@@ -326,18 +326,18 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     /* Hold the datatypes one by one, so a failure frees only our duplicates. */
     if (type_hold(&op->otype)) {
         free(op);
-        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
     if (type_hold(&op->rtype)) {
         type_release(&op->otype);
         free(op);
-        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
     if (type_hold(&op->ttype)) {
         type_release(&op->otype);
         type_release(&op->rtype);
         free(op);
-        return NARMAI_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
     w->nrecorded++;
     if (op->req != NULL) { /* NARMA_Request_free detaches the request through ctx */
@@ -484,18 +484,18 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
     e->t_close = ++w->clock;
     if (request == NULL) {
         struct narmai_ep_waiter wt = {0, NARMA_SUCCESS};
-        narmai_waiter spin = {0};
+        narmau_waiter spin = {0};
         e->waiter = &wt;
         epoch_pass(w, 1);
         while (!wt.done) {
             narmai_progress_on(w);
             if (wt.done) break;
-            narmai_wait_step(&spin);
+            narmau_wait_step(&spin);
         }
         return wt.rc;
     }
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->ctx = e;
@@ -509,7 +509,7 @@ int narmai_request_done(struct narmai_win *w, NARMA_Request *request)
 {
     if (request == NULL) return NARMA_SUCCESS; /* blocking form: no request */
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->state = NARMAI_REQ_COMPLETE;
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
@@ -526,13 +526,13 @@ int narmai_epoch_free_check(struct narmai_win *w)
         struct narmai_epoch *e = narmau_container_of(pos, struct narmai_epoch, link);
         if (e->type == NARMAI_EP_FENCE && !e->closed && e->nops == 0) continue;
         if (e->state == NARMAI_EP_DONE && !e->closed)
-            return NARMAI_ERR(NARMA_ERR_PENDING, "an epoch is still open");
-        return NARMAI_ERR(NARMA_ERR_PENDING, "an epoch is open or not yet complete");
+            return NARMAU_ERR(NARMA_ERR_PENDING, "an epoch is still open");
+        return NARMAU_ERR(NARMA_ERR_PENDING, "an epoch is open or not yet complete");
     }
     if (w->nreqs)
-        return NARMAI_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
+        return NARMAU_ERR(NARMA_ERR_PENDING, "%d notification request(s) not freed", w->nreqs);
     if (w->nflush)
-        return NARMAI_ERR(NARMA_ERR_PENDING, "%d flush request(s) not complete", w->nflush);
+        return NARMAU_ERR(NARMA_ERR_PENDING, "%d flush request(s) not complete", w->nflush);
     return NARMA_SUCCESS;
 }
 

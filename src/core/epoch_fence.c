@@ -11,11 +11,11 @@
 
 static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if ((w->cur_access != NULL && w->cur_access->type != NARMAI_EP_FENCE) || w->nlock_open)
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW or lock epoch");
+        return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW or lock epoch");
     if (w->cur_exposure != NULL)
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
+        return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
     struct narmai_epoch *old = w->cur_access, *e;
     int rc;
     if (old == NULL) { /* the first fence still synchronises: close an empty epoch */
@@ -42,6 +42,6 @@ int NARMA_Win_fence(int assert, NARMA_Win w)
 /* Public nonblocking forms: the same calls, returning their request. */
 int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ifence_impl(assert, w, request);
 }

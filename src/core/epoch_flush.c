@@ -23,12 +23,12 @@ static int flush_poll(struct narmai_request *r)
 
 static int iflush_common(NARMA_Win w, int rank, int local, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (rank >= w->size || rank < -1)
-        return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
+        return NARMAU_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->poll = flush_poll;
@@ -45,7 +45,7 @@ static int iflush_common(NARMA_Win w, int rank, int local, NARMA_Request *reques
 int NARMA_Win_iflush(int rank, NARMA_Win w, NARMA_Request *request)
 {
     if (request && rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
-    if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
+    if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return iflush_common(w, rank, 0, request);
 }
 int NARMA_Win_iflush_all(NARMA_Win w, NARMA_Request *request)
@@ -55,7 +55,7 @@ int NARMA_Win_iflush_all(NARMA_Win w, NARMA_Request *request)
 int NARMA_Win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
 {
     if (request && rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
-    if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
+    if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return iflush_common(w, rank, 1, request);
 }
 int NARMA_Win_iflush_local_all(NARMA_Win w, NARMA_Request *request)
@@ -67,9 +67,9 @@ int NARMA_Win_iflush_local_all(NARMA_Win w, NARMA_Request *request)
  * common case, and the notified ping-pong's hot path). */
 static int flush_blocking(NARMA_Win w, int rank, int local)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (rank >= w->size || rank < -1)
-        return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
+        return NARMAU_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
     if (!narmai_recorded_upto(w, rank, w->op_seq))
         return local ? narmat_flush_local(w, rank) : narmat_flush(w, rank);
     NARMA_Request r;
@@ -80,21 +80,21 @@ static int flush_blocking(NARMA_Win w, int rank, int local)
 int NARMA_Win_flush(int rank, NARMA_Win w)
 {
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
-    if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
+    if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return flush_blocking(w, rank, 0);
 }
 int NARMA_Win_flush_all(NARMA_Win w) { return flush_blocking(w, -1, 0); }
 int NARMA_Win_flush_local(int rank, NARMA_Win w)
 {
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
-    if (rank < 0) return NARMAI_ERR(NARMA_ERR_RANK, "rank %d", rank);
+    if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return flush_blocking(w, rank, 1);
 }
 int NARMA_Win_flush_local_all(NARMA_Win w) { return flush_blocking(w, -1, 1); }
 
 int NARMA_Win_sync(NARMA_Win w)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     int rc = narmat_sync(w);
     narmai_progress_win(w);
     return rc;

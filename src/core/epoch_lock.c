@@ -125,7 +125,7 @@ int narmai_lock_try(struct narmai_win *w, int type, int rank, struct narmai_lock
         return 0;
     }
     if (narmai_test_fault(&w->test_fail_lock, 1)) {
-        *rc = NARMAI_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_LOCK)");
+        *rc = NARMAU_ERR(NARMA_ERR_INTERN, "injected fault (NARMA_TEST_FAIL_LOCK)");
         return 0;
     }
     int got = type == MPI_LOCK_EXCLUSIVE ? excl_try(w, rank, lk, rc) : shared_try(w, rank, lk, rc);
@@ -174,23 +174,23 @@ int narmai_lock_release(struct narmai_win *w, int rank, int type)
 static int check_rank(struct narmai_win *w, int rank)
 {
     if (rank < 0 || rank >= w->size)
-        return NARMAI_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
+        return NARMAU_ERR(NARMA_ERR_RANK, "rank %d outside 0..%d", rank, w->size - 1);
     return NARMA_SUCCESS;
 }
 
 static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
-        return NARMAI_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
+        return NARMAU_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
     int rc = check_rank(w, rank);
     if (rc) return rc;
     narmai_fence_yield(w);
     if (w->cur_access != NULL)
-        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
+        return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
     if (w->lock_ep[rank] != NULL)
-        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "rank %d is already locked", rank);
+        return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "rank %d is already locked", rank);
     struct narmai_epoch *e;
     if ((rc = narmai_epoch_open(w, NARMAI_EP_LOCK, &e))) return rc;
     e->lock_rank = rank;
@@ -205,11 +205,11 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
 static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
 {
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     int rc = check_rank(w, rank);
     if (rc) return rc;
     struct narmai_epoch *e = w->lock_ep[rank];
-    if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", rank);
+    if (e == NULL) return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", rank);
     w->lock_ep[rank] = NULL;
     w->nlock_open--;
     return narmai_epoch_close(w, e, request);
@@ -217,14 +217,14 @@ static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
 
 static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     narmai_fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
-        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
+        return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
     uint8_t *held = calloc((size_t)w->size, 1);
     struct narmai_epoch *e;
     int rc;
-    if (held == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "lock_all");
+    if (held == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "lock_all");
     if ((rc = narmai_epoch_open(w, NARMAI_EP_LOCK_ALL, &e))) {
         free(held);
         return rc;
@@ -242,10 +242,10 @@ static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
 
 static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     struct narmai_epoch *e = w->cur_access;
     if (e == NULL || e->type != NARMAI_EP_LOCK_ALL)
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "unlock_all without lock_all");
+        return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "unlock_all without lock_all");
     w->cur_access = NULL;
     return narmai_epoch_close(w, e, request);
 }
@@ -257,7 +257,7 @@ int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
     int rc = ilock_impl(lock_type, rank, assert, w, NULL);
     if (rc || rank == MPI_PROC_NULL) return rc;
     struct narmai_epoch *e = w->lock_ep[rank];
-    narmai_waiter wt = {0};
+    narmau_waiter wt = {0};
     while (!narmai_epoch_target_ready(w, e, rank)) {
         if (e->failed) { /* the attempt itself failed: the lock will never be held */
             rc = e->err;
@@ -267,7 +267,7 @@ int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
             return rc;
         }
         narmai_progress_on(w);
-        narmai_wait_step(&wt);
+        narmau_wait_step(&wt);
     }
     return NARMA_SUCCESS;
 }
@@ -279,24 +279,24 @@ int NARMA_Win_unlock_all(NARMA_Win w) { return iunlock_all_impl(w, NULL); }
 /* Public nonblocking forms: the same calls, returning their request. */
 int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ilock_impl(lock_type, rank, assert, w, request);
 }
 
 int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iunlock_impl(rank, w, request);
 }
 
 int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ilock_all_impl(assert, w, request);
 }
 
 int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iunlock_all_impl(w, request);
 }

@@ -31,10 +31,10 @@ static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int
 
 static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     narmai_fence_yield(w);
     if (w->cur_exposure != NULL || (w->cur_access && w->cur_access->type == NARMAI_EP_FENCE))
-        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
+        return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
     struct narmai_epoch *e;
     int rc = open_group_epoch(w, NARMAI_EP_EXPOSURE, group, assert, &e);
     if (rc) return rc;
@@ -45,10 +45,10 @@ static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *r
 
 static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     narmai_fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
-        return NARMAI_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
+        return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
     struct narmai_epoch *e;
     int rc = open_group_epoch(w, NARMAI_EP_ACCESS, group, assert, &e);
     if (rc) return rc;
@@ -61,10 +61,10 @@ static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *
 
 static int icomplete_impl(NARMA_Win w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     struct narmai_epoch *e = w->cur_access;
     if (e == NULL || e->type != NARMAI_EP_ACCESS)
-        return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "complete without a matching start");
+        return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "complete without a matching start");
     for (int i = 0; i < e->n; i++)
         w->acc_member[e->ranks[i]] = 0;
     w->cur_access = NULL;
@@ -73,9 +73,9 @@ static int icomplete_impl(NARMA_Win w, NARMA_Request *request)
 
 static int iwait_impl(NARMA_Win w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     struct narmai_epoch *e = w->cur_exposure;
-    if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "wait without a matching post");
+    if (e == NULL) return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "wait without a matching post");
     w->cur_exposure = NULL;
     return narmai_epoch_close(w, e, request);
 }
@@ -102,10 +102,10 @@ int NARMA_Win_wait(NARMA_Win w)
 /* MPI_Win_test: completes (and closes) the exposure epoch only if it is done. */
 int NARMA_Win_test(NARMA_Win w, int *flag)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL flag");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL flag");
     struct narmai_epoch *e = w->cur_exposure;
-    if (e == NULL) return NARMAI_ERR(NARMA_ERR_RMA_SYNC, "test without a matching post");
+    if (e == NULL) return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "test without a matching post");
     narmai_progress_on(w);
     *flag = 0;
     if (e->state != NARMAI_EP_ACTIVE) return NARMA_SUCCESS;
@@ -119,24 +119,24 @@ int NARMA_Win_test(NARMA_Win w, int *flag)
 /* Public nonblocking forms: the same calls, returning their request. */
 int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ipost_impl(group, assert, w, request);
 }
 
 int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return istart_impl(group, assert, w, request);
 }
 
 int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return icomplete_impl(w, request);
 }
 
 int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iwait_impl(w, request);
 }

@@ -38,7 +38,7 @@ const char *NARMA_Strerror(int errorcode)
 int NARMA_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (string == NULL || resultlen == NULL)
-        return NARMAI_ERR(NARMA_ERR_ARG, "string and resultlen must not be NULL");
+        return NARMAU_ERR(NARMA_ERR_ARG, "string and resultlen must not be NULL");
     int n = snprintf(string, NARMA_MAX_ERROR_STRING, "%s", NARMA_Strerror(errorcode));
     *resultlen = n < NARMA_MAX_ERROR_STRING ? n : NARMA_MAX_ERROR_STRING - 1;
     return NARMA_SUCCESS;
@@ -46,13 +46,13 @@ int NARMA_Error_string(int errorcode, char *string, int *resultlen)
 
 int NARMA_Get_mpi_error(void) { return narmai_last_mpi_error; }
 
-int narmai_mpi_error(int mpi_code)
+int narmau_mpi_error(int mpi_code)
 {
     narmai_last_mpi_error = mpi_code;
-    return narmai_err(NARMA_ERR_MPI, "MPI", "MPI error code %d", mpi_code);
+    return narmau_err(NARMA_ERR_MPI, "MPI", "MPI error code %d", mpi_code);
 }
 
-int narmai_err(int errclass, const char *func, const char *fmt, ...)
+int narmau_err(int errclass, const char *func, const char *fmt, ...)
 {
     static int verbose = -1;
     if (verbose < 0) {

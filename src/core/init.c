@@ -24,9 +24,9 @@ int narmai_lazy_init(void)
 {
     int flag = 0;
     MPI_Initialized(&flag);
-    if (!flag) return NARMAI_ERR(NARMA_ERR_NOT_INIT, "call MPI_Init or NARMA_Init first");
+    if (!flag) return NARMAU_ERR(NARMA_ERR_NOT_INIT, "call MPI_Init or NARMA_Init first");
     MPI_Finalized(&flag);
-    if (flag) return NARMAI_ERR(NARMA_ERR_NOT_INIT, "MPI is already finalised");
+    if (flag) return NARMAU_ERR(NARMA_ERR_NOT_INIT, "MPI is already finalised");
 
     /* NARMA_TRANSPORT: auto (default), shm, mpi. */
     const char *t = getenv("NARMA_TRANSPORT");
@@ -46,7 +46,7 @@ int narmai_lazy_init(void)
         p2 <<= 1;
     narmai_g.ring_slots = p2;
     /* NARMA_SPIN_COUNT: polls before a waiting call starts yielding the core. */
-    narmai_g.spin_count = narmai_env_u32("NARMA_SPIN_COUNT", 2000);
+    narmau_spin_count = narmai_env_u32("NARMA_SPIN_COUNT", 2000);
     /* NARMA_FENCE_FLAT_MAX: windows up to this many ranks fence with a one-step barrier
      * (P^2 counter updates), larger ones with a dissemination barrier. */
     narmai_g.fence_flat_max = narmai_env_u32("NARMA_FENCE_FLAT_MAX", 16);
@@ -63,7 +63,7 @@ int NARMA_Init(int *argc, char ***argv)
     int flag = 0;
     MPI_Initialized(&flag);
     if (!flag) {
-        NARMAI_MPI(MPI_Init(argc, argv));
+        NARMAU_MPI(MPI_Init(argc, argv));
         narmai_g.we_initialized_mpi = 1;
     }
     return narmai_ensure_init();
@@ -80,7 +80,7 @@ int NARMA_Finalize(void)
     }
     if (narmai_g.we_initialized_mpi) {
         narmai_g.we_initialized_mpi = 0;
-        NARMAI_MPI(MPI_Finalize());
+        NARMAU_MPI(MPI_Finalize());
     }
     return NARMA_SUCCESS;
 }
@@ -89,22 +89,22 @@ const char *NARMA_Get_version(void) { return NARMA_VERSION; }
 
 int NARMA_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
-    if (size < 0 || baseptr == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "size %ld", (long)size);
-    NARMAI_MPI(MPI_Alloc_mem(size, info, baseptr));
+    if (size < 0 || baseptr == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "size %ld", (long)size);
+    NARMAU_MPI(MPI_Alloc_mem(size, info, baseptr));
     return NARMA_SUCCESS;
 }
 
 int NARMA_Free_mem(void *base)
 {
-    NARMAI_MPI(MPI_Free_mem(base));
+    NARMAU_MPI(MPI_Free_mem(base));
     return NARMA_SUCCESS;
 }
 
 int NARMA_Type_free(MPI_Datatype *datatype)
 {
     if (datatype == NULL || *datatype == MPI_DATATYPE_NULL)
-        return NARMAI_ERR(NARMA_ERR_TYPE, "NULL datatype");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "NULL datatype");
     narmau_dtype_forget(*datatype);
-    NARMAI_MPI(MPI_Type_free(datatype));
+    NARMAU_MPI(MPI_Type_free(datatype));
     return NARMA_SUCCESS;
 }

@@ -9,18 +9,18 @@
 #include "util/atomic.h"
 
 /* Record an MPI failure and return NARMA_ERR_MPI (the MPI code stays retrievable). */
-int narmai_mpi_error(int mpi_code);
-#define NARMAI_MPI(call)                                                            \
+int narmau_mpi_error(int mpi_code);
+#define NARMAU_MPI(call)                                                            \
     do {                                                                            \
         int narmai_mpi_rc_ = (call);                                                \
-        if (narmai_mpi_rc_ != MPI_SUCCESS) return narmai_mpi_error(narmai_mpi_rc_); \
+        if (narmai_mpi_rc_ != MPI_SUCCESS) return narmau_mpi_error(narmai_mpi_rc_); \
     } while (0)
 
 /* Report an error to the user: returns the class unchanged, after printing a
  * one-line diagnostic when NARMA_VERBOSE is set. */
-int narmai_err(int errclass, const char *func, const char *fmt, ...)
+int narmau_err(int errclass, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-#define NARMAI_ERR(cls, ...) narmai_err((cls), __func__, __VA_ARGS__)
+#define NARMAU_ERR(cls, ...) narmau_err((cls), __func__, __VA_ARGS__)
 
 /* ---- global state ---- */
 struct narmai_global {
@@ -193,8 +193,8 @@ void narmai_progress_on(struct narmai_win *w);
 /* Bounded spin, then yield the core. */
 typedef struct {
     uint32_t spins;
-} narmai_waiter;
-void narmai_wait_step(narmai_waiter *wt);
+} narmau_waiter;
+void narmau_wait_step(narmau_waiter *wt);
 
 /* epochs: used by window.c and rma.c */
 int narmai_epoch_free_check(struct narmai_win *w);

@@ -6,7 +6,7 @@
 static inline int check_tag(int tag)
 {
     if (tag < 0 || tag > NARMA_TAG_UB)
-        return NARMAI_ERR(NARMA_ERR_TAG, "tag %d outside 0..%d", tag, NARMA_TAG_UB);
+        return NARMAU_ERR(NARMA_ERR_TAG, "tag %d outside 0..%d", tag, NARMA_TAG_UB);
     return NARMA_SUCCESS;
 }
 
@@ -36,7 +36,7 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
                             MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
                             int tag)
 {
-    if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+    if (op == MPI_NO_OP) return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
     int flags = NARMAI_CHK_NO_EPOCH | (op == MPI_NO_OP ? NARMAI_CHK_NO_ORIGIN : 0);
@@ -52,7 +52,7 @@ static int completed_request(struct narmai_win *w, int rc, NARMA_Request *reques
 {
     if (rc) return rc;
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->state = NARMAI_REQ_COMPLETE;
     r->st_src = w->rank;
     r->st_tag = MPI_ANY_TAG;
@@ -63,7 +63,7 @@ static int completed_request(struct narmai_win *w, int rc, NARMA_Request *reques
 int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                       int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
     return completed_request(w, rc, request);
 }
@@ -71,7 +71,7 @@ int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int tar
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                       int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
     return completed_request(w, rc, request);
 }

@@ -299,7 +299,7 @@ void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64
     if (narmai_uq_push(&w->uq, src, tag, bytes) != NARMA_SUCCESS) {
         /* Out of memory while queueing: losing a notification would corrupt the
          * program silently, so stop loudly. */
-        narmai_err(NARMA_ERR_NO_MEM, __func__, "unexpected queue allocation failed");
+        narmau_err(NARMA_ERR_NO_MEM, __func__, "unexpected queue allocation failed");
         MPI_Abort(MPI_COMM_WORLD, NARMA_ERR_NO_MEM);
     }
 }

@@ -45,9 +45,9 @@ void narmai_progress(void)
     }
 }
 
-void narmai_wait_step(narmai_waiter *wt)
+void narmau_wait_step(narmau_waiter *wt)
 {
-    if (wt->spins < narmai_g.spin_count) {
+    if (wt->spins < narmau_spin_count) {
         wt->spins++;
         narmau_cpu_relax();
     } else {

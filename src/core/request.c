@@ -61,7 +61,7 @@ static int req_done(struct narmai_request *r)
         int flag = 0;
         int rc = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) {
-            r->st_error = narmai_mpi_error(rc);
+            r->st_error = narmau_mpi_error(rc);
             flag = 1;
         }
         if (flag) r->state = NARMAI_REQ_COMPLETE;
@@ -109,9 +109,9 @@ static inline int req_is_inert(const struct narmai_request *r)
 int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status)
 {
 #if NARMA_ARG_CHECKS
-    if (request == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (request == NULL || flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     if (*request != NULL && !req_ok(*request))
-        return NARMAI_ERR(NARMA_ERR_REQUEST, "not a live request");
+        return NARMAU_ERR(NARMA_ERR_REQUEST, "not a live request");
 #endif
     struct narmai_request *r = *request;
     if (req_is_inert(r)) {
@@ -133,20 +133,20 @@ int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status)
 int NARMA_Wait(NARMA_Request *request, MPI_Status *status)
 {
 #if NARMA_ARG_CHECKS
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     if (*request != NULL && !req_ok(*request))
-        return NARMAI_ERR(NARMA_ERR_REQUEST, "not a live request");
+        return NARMAU_ERR(NARMA_ERR_REQUEST, "not a live request");
 #endif
     struct narmai_request *r = *request;
     if (req_is_inert(r)) {
         status_empty(status);
         return NARMA_SUCCESS;
     }
-    narmai_waiter wt = {0};
+    narmau_waiter wt = {0};
     while (!req_done(r)) {
         narmai_progress_on(r->win);
         if (req_done(r)) break;
-        narmai_wait_step(&wt);
+        narmau_wait_step(&wt);
     }
     return req_finish(request, status);
 }
@@ -167,11 +167,11 @@ static struct narmai_win *common_win(int count, NARMA_Request reqs[])
 
 static int check_array(int count, NARMA_Request reqs[])
 {
-    if (count < 0) return NARMAI_ERR(NARMA_ERR_COUNT, "count %d", count);
-    if (count > 0 && reqs == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request array");
+    if (count < 0) return NARMAU_ERR(NARMA_ERR_COUNT, "count %d", count);
+    if (count > 0 && reqs == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request array");
     for (int i = 0; i < count; i++)
         if (reqs[i] != NULL && !req_ok(reqs[i]))
-            return NARMAI_ERR(NARMA_ERR_REQUEST, "request %d is not live", i);
+            return NARMAU_ERR(NARMA_ERR_REQUEST, "request %d is not live", i);
     return NARMA_SUCCESS;
 }
 
@@ -179,7 +179,7 @@ int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_St
 {
     int rc = check_array(count, reqs);
     if (rc) return rc;
-    if (index == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (index == NULL || flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     for (int pass = 0; pass < 2; pass++) {
         int live = 0;
         for (int i = 0; i < count; i++) {
@@ -207,9 +207,9 @@ int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_St
 int NARMA_Waitany(int count, NARMA_Request reqs[], int *index, MPI_Status *status)
 {
     int flag = 0, rc;
-    narmai_waiter wt = {0};
+    narmau_waiter wt = {0};
     while ((rc = NARMA_Testany(count, reqs, index, &flag, status)) == NARMA_SUCCESS && !flag)
-        narmai_wait_step(&wt);
+        narmau_wait_step(&wt);
     return rc;
 }
 
@@ -217,7 +217,7 @@ int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *status
 {
     int rc = check_array(count, reqs);
     if (rc) return rc;
-    if (flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL flag");
+    if (flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL flag");
     int all = 1;
     for (int pass = 0; pass < 2; pass++) {
         all = 1;
@@ -244,9 +244,9 @@ int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *status
 int NARMA_Waitall(int count, NARMA_Request reqs[], MPI_Status *statuses)
 {
     int flag = 0, rc;
-    narmai_waiter wt = {0};
+    narmau_waiter wt = {0};
     while ((rc = NARMA_Testall(count, reqs, &flag, statuses)) == NARMA_SUCCESS && !flag)
-        narmai_wait_step(&wt);
+        narmau_wait_step(&wt);
     return rc;
 }
 
@@ -256,7 +256,7 @@ int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices
     int rc = check_array(incount, reqs);
     if (rc) return rc;
     if (outcount == NULL || (incount > 0 && indices == NULL))
-        return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+        return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     int live = 0, n = 0, err = NARMA_SUCCESS;
     for (int pass = 0; pass < 2 && n == 0; pass++) {
         if (pass == 1) narmai_progress_on(common_win(incount, reqs));
@@ -281,10 +281,10 @@ int NARMA_Waitsome(int incount, NARMA_Request reqs[], int *outcount, int indices
                    MPI_Status *statuses)
 {
     int rc;
-    narmai_waiter wt = {0};
+    narmau_waiter wt = {0};
     while ((rc = NARMA_Testsome(incount, reqs, outcount, indices, statuses)) == NARMA_SUCCESS &&
            *outcount == 0)
-        narmai_wait_step(&wt);
+        narmau_wait_step(&wt);
     return rc;
 }
 
@@ -292,16 +292,16 @@ int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
                       NARMA_Request *request)
 {
 #if NARMA_ARG_CHECKS
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (src_rank != NARMA_ANY_SOURCE && (src_rank < 0 || src_rank >= win->size))
-        return NARMAI_ERR(NARMA_ERR_RANK, "source %d outside 0..%d", src_rank, win->size - 1);
+        return NARMAU_ERR(NARMA_ERR_RANK, "source %d outside 0..%d", src_rank, win->size - 1);
     if (tag != NARMA_ANY_TAG && (tag < 0 || tag > NARMA_TAG_UB))
-        return NARMAI_ERR(NARMA_ERR_TAG, "tag %d", tag);
-    if (expected_count < 1) return NARMAI_ERR(NARMA_ERR_COUNT, "expected_count %d", expected_count);
+        return NARMAU_ERR(NARMA_ERR_TAG, "tag %d", tag);
+    if (expected_count < 1) return NARMAU_ERR(NARMA_ERR_COUNT, "expected_count %d", expected_count);
 #endif
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_NOTIFY, win);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->state = NARMAI_REQ_INACTIVE;
     r->src = src_rank;
     r->tag = tag;
@@ -315,18 +315,18 @@ int NARMA_Start(NARMA_Request *request)
 {
 #if NARMA_ARG_CHECKS
     if (request == NULL || !req_ok(*request))
-        return NARMAI_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
+        return NARMAU_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
     if ((*request)->kind != NARMAI_REQ_NOTIFY)
-        return NARMAI_ERR(NARMA_ERR_REQUEST, "not a persistent request");
+        return NARMAU_ERR(NARMA_ERR_REQUEST, "not a persistent request");
     if ((*request)->state != NARMAI_REQ_INACTIVE)
-        return NARMAI_ERR(NARMA_ERR_REQUEST, "request is already active");
+        return NARMAU_ERR(NARMA_ERR_REQUEST, "request is already active");
 #endif
     return narmai_notify_start(*request);
 }
 
 int NARMA_Startall(int count, NARMA_Request reqs[])
 {
-    if (count < 0 || (count > 0 && reqs == NULL)) return NARMAI_ERR(NARMA_ERR_ARG, "bad array");
+    if (count < 0 || (count > 0 && reqs == NULL)) return NARMAU_ERR(NARMA_ERR_ARG, "bad array");
     for (int i = 0; i < count; i++) {
         int rc = NARMA_Start(&reqs[i]);
         if (rc) return rc;
@@ -337,7 +337,7 @@ int NARMA_Startall(int count, NARMA_Request reqs[])
 int NARMA_Request_free(NARMA_Request *request)
 {
     if (request == NULL || !req_ok(*request))
-        return NARMAI_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
+        return NARMAU_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
     struct narmai_request *r = *request;
     if (r->kind == NARMAI_REQ_NOTIFY) {
         narmai_notify_withdraw(r);

@@ -17,7 +17,7 @@ static int check_blocks(struct narmai_win *w, int target, MPI_Aint disp, const n
             if (__builtin_mul_overflow((MPI_Aint)i, td->extent, &lo) ||
                 __builtin_add_overflow(lo, td->blocks[b].off, &lo) ||
                 __builtin_add_overflow(lo, td->blocks[b].len, &hi))
-                return NARMAI_ERR(NARMA_ERR_DISP, "block %d of element %d overflows", b, i);
+                return NARMAU_ERR(NARMA_ERR_DISP, "block %d of element %d overflows", b, i);
             int rc = narmat_check_bounds(w, target, disp, lo, hi);
             if (rc) return rc;
         }
@@ -27,19 +27,19 @@ static int check_blocks(struct narmai_win *w, int target, MPI_Aint disp, const n
 /* Check one side's (count, type) and return its size in bytes. */
 static int check_side(int count, MPI_Datatype type, const narmau_dtype **d, const char *which)
 {
-    if (count < 0) return NARMAI_ERR(NARMA_ERR_COUNT, "%s count %d", which, count);
-    if (type == MPI_DATATYPE_NULL) return NARMAI_ERR(NARMA_ERR_TYPE, "%s datatype is NULL", which);
+    if (count < 0) return NARMAU_ERR(NARMA_ERR_COUNT, "%s count %d", which, count);
+    if (type == MPI_DATATYPE_NULL) return NARMAU_ERR(NARMA_ERR_TYPE, "%s datatype is NULL", which);
     int rc = narmau_dtype_get(type, d);
-    if (rc) return NARMAI_ERR(rc, "%s datatype is invalid or not committed", which);
+    if (rc) return NARMAU_ERR(rc, "%s datatype is invalid or not committed", which);
     return NARMA_SUCCESS;
 }
 
 int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount,
                      MPI_Datatype otype, int tcount, MPI_Datatype ttype, int flags)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (target < 0 || target >= w->size)
-        return NARMAI_ERR(NARMA_ERR_RANK, "target %d outside 0..%d", target, w->size - 1);
+        return NARMAU_ERR(NARMA_ERR_RANK, "target %d outside 0..%d", target, w->size - 1);
     const narmau_dtype *td, *od;
     int rc = check_side(tcount, ttype, &td, "target");
     if (rc) return rc;
@@ -49,9 +49,9 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
          * empty transfer matches any signature (MPI), so compare only with bytes. */
         if (od->basic != MPI_DATATYPE_NULL && td->basic != MPI_DATATYPE_NULL &&
             od->basic != td->basic && (MPI_Aint)ocount * od->size > 0)
-            return NARMAI_ERR(NARMA_ERR_TYPE, "origin and target basic datatypes differ");
+            return NARMAU_ERR(NARMA_ERR_TYPE, "origin and target basic datatypes differ");
         if ((MPI_Aint)ocount * od->size != (MPI_Aint)tcount * td->size)
-            return NARMAI_ERR(NARMA_ERR_TYPE, "origin carries %ld bytes, target %ld",
+            return NARMAU_ERR(NARMA_ERR_TYPE, "origin carries %ld bytes, target %ld",
                               (long)((MPI_Aint)ocount * od->size),
                               (long)((MPI_Aint)tcount * td->size));
     }
@@ -66,10 +66,10 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
 
 int narmai_proc_null(struct narmai_win *w, NARMA_Request *request)
 {
-    if (!narmai_win_ok(w)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (request == NULL) return NARMA_SUCCESS;
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->state = NARMAI_REQ_COMPLETE;
     r->st_src = MPI_PROC_NULL;
     r->st_tag = MPI_ANY_TAG;
@@ -93,7 +93,7 @@ static int submit(struct narmai_win *w, struct narmai_op *op, NARMA_Request *req
     struct narmai_request *r = NULL;
     if (request != NULL) {
         if ((r = narmai_request_new(NARMAI_REQ_RMA, w)) == NULL)
-            return NARMAI_ERR(NARMA_ERR_NO_MEM, "request");
+            return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
         r->st_src = w->rank;
         r->st_tag = MPI_ANY_TAG;
         op->req = r;
@@ -156,10 +156,10 @@ int narmai_acc_check(MPI_Op op, MPI_Datatype ttype)
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
     if (td->basic == MPI_DATATYPE_NULL)
-        return NARMAI_ERR(NARMA_ERR_TYPE,
+        return NARMAU_ERR(NARMA_ERR_TYPE,
                           "accumulate datatypes must be built from one predefined type");
     rc = narmau_acc_check(op, td->basic);
-    return rc ? NARMAI_ERR(rc, "operation not allowed on this datatype") : NARMA_SUCCESS;
+    return rc ? NARMAU_ERR(rc, "operation not allowed on this datatype") : NARMA_SUCCESS;
 }
 
 static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
@@ -178,7 +178,7 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
         if ((rc = check_side(rcount, rtype, &rd, "result"))) return rc;
         narmau_dtype_get(ttype, &td);
         if ((MPI_Aint)rcount * rd->size != (MPI_Aint)tcount * td->size)
-            return NARMAI_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
+            return NARMAU_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
     }
 #endif
     if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
@@ -207,7 +207,7 @@ int NARMA_Put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI
 int NARMA_Rput(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return do_put(oaddr, ocount, otype, target, disp, tcount, ttype, w, request);
 }
 
@@ -220,14 +220,14 @@ int NARMA_Get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint 
 int NARMA_Rget(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return do_get(oaddr, ocount, otype, target, disp, tcount, ttype, w, request);
 }
 
 int NARMA_Accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                      int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
-    if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+    if (op == MPI_NO_OP) return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype, op,
                   w, NULL);
 }
@@ -236,8 +236,8 @@ int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int tar
                       int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
                       NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    if (op == MPI_NO_OP) return NARMAI_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (op == MPI_NO_OP) return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype, op,
                   w, request);
 }
@@ -251,7 +251,7 @@ static int null_result(const void *raddr, int rcount, MPI_Datatype rtype)
     if (rtype != MPI_DATATYPE_NULL && narmau_dtype_get(rtype, &rd) == NARMA_SUCCESS &&
         rd->size == 0)
         return NARMA_SUCCESS;
-    return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    return NARMAU_ERR(NARMA_ERR_ARG, "NULL result buffer");
 }
 
 int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
@@ -268,7 +268,7 @@ int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, voi
                           int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                           MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
 {
-    if (request == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = null_result(raddr, rcount, rtype);
     if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
@@ -278,12 +278,12 @@ int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, voi
 int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target, MPI_Aint disp,
                        NARMA_Op op, NARMA_Win w)
 {
-    if (raddr == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL result buffer");
+    if (raddr == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL result buffer");
     if (narmai_win_ok(w) && type != MPI_DATATYPE_NULL) {
         const narmau_dtype *d;
         int rc = narmau_dtype_get(type, &d);
         if (rc == NARMA_SUCCESS && (d->basic != type))
-            return NARMAI_ERR(NARMA_ERR_TYPE, "Fetch_and_op needs a predefined datatype");
+            return NARMAU_ERR(NARMA_ERR_TYPE, "Fetch_and_op needs a predefined datatype");
     }
     return do_acc(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w, NULL);
 }
@@ -296,16 +296,16 @@ int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MP
     int rc = narmai_rma_check(w, target, disp, 1, type, 1, type, 0);
     if (rc) return rc;
     if (oaddr == NULL || caddr == NULL || raddr == NULL)
-        return NARMAI_ERR(NARMA_ERR_ARG, "NULL buffer");
+        return NARMAU_ERR(NARMA_ERR_ARG, "NULL buffer");
     /* MPI: C integer, Fortran integer, logical, multi-language and byte types only. */
     if (type == MPI_FLOAT || type == MPI_DOUBLE || type == MPI_LONG_DOUBLE ||
         type == MPI_C_FLOAT_COMPLEX || type == MPI_C_DOUBLE_COMPLEX)
-        return NARMAI_ERR(NARMA_ERR_TYPE,
+        return NARMAU_ERR(NARMA_ERR_TYPE,
                           "Compare_and_swap needs an integer, logical or byte type");
     const narmau_dtype *d;
     narmau_dtype_get(type, &d);
     if (d->basic != type)
-        return NARMAI_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs a predefined datatype");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs a predefined datatype");
 #endif
     struct narmai_op rec = {.kind = NARMAI_OP_CAS,
                             .target = target,

@@ -56,7 +56,7 @@ static int win_info(struct narmai_win *w, MPI_Info info)
             else if (strcmp(val, "false") == 0)
                 w->reorder &= ~narmai_reorder_keys[i].flag;
             else
-                return NARMAI_ERR(NARMA_ERR_ARG, "info %s=%s: expected true or false", key, val);
+                return NARMAU_ERR(NARMA_ERR_ARG, "info %s=%s: expected true or false", key, val);
         }
     }
     return NARMA_SUCCESS;
@@ -70,11 +70,11 @@ static int win_agree(int mine, MPI_Comm comm, unsigned *flat)
 {
     unsigned v[2] = {(unsigned)mine, flat != NULL ? *flat : 0}, worst[2];
     int mrc = MPI_Allreduce(v, worst, 2, MPI_UNSIGNED, MPI_MAX, comm);
-    if (mrc != MPI_SUCCESS) return mine ? mine : narmai_mpi_error(mrc);
+    if (mrc != MPI_SUCCESS) return mine ? mine : narmau_mpi_error(mrc);
     if (flat != NULL) *flat = worst[1];
     if (worst[0] == NARMA_SUCCESS) return NARMA_SUCCESS;
     return mine ? mine
-                : NARMAI_ERR((int)worst[0], "another rank could not create the window (%s)",
+                : NARMAU_ERR((int)worst[0], "another rank could not create the window (%s)",
                              NARMA_Strerror((int)worst[0]));
 }
 
@@ -82,13 +82,13 @@ static int win_check_args(MPI_Aint size, int disp_unit, void *base, int flavor, 
                           NARMA_Win *out)
 {
 #if NARMA_ARG_CHECKS
-    if (out == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL window pointer");
+    if (out == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL window pointer");
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE && baseptr == NULL)
-        return NARMAI_ERR(NARMA_ERR_ARG, "NULL baseptr");
-    if (size < 0) return NARMAI_ERR(NARMA_ERR_ARG, "negative size %ld", (long)size);
-    if (disp_unit <= 0) return NARMAI_ERR(NARMA_ERR_ARG, "disp_unit %d", disp_unit);
+        return NARMAU_ERR(NARMA_ERR_ARG, "NULL baseptr");
+    if (size < 0) return NARMAU_ERR(NARMA_ERR_ARG, "negative size %ld", (long)size);
+    if (disp_unit <= 0) return NARMAU_ERR(NARMA_ERR_ARG, "disp_unit %d", disp_unit);
     if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && base == NULL)
-        return NARMAI_ERR(NARMA_ERR_ARG, "NULL base with size %ld", (long)size);
+        return NARMAU_ERR(NARMA_ERR_ARG, "NULL base with size %ld", (long)size);
 #else
     (void)size, (void)disp_unit, (void)base, (void)flavor, (void)baseptr, (void)out;
 #endif
@@ -101,11 +101,11 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     int rc = narmai_ensure_init();
     if (rc) return rc;
     /* No communicator, no agreement: every rank of a NULL communicator returns here. */
-    if (comm == MPI_COMM_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_COMM_NULL");
+    if (comm == MPI_COMM_NULL) return NARMAU_ERR(NARMA_ERR_ARG, "MPI_COMM_NULL");
     struct narmai_win *w = NULL;
     rc = win_check_args(size, disp_unit, base, flavor, baseptr, out);
     if (rc == NARMA_SUCCESS && (w = calloc(1, sizeof(*w))) == NULL)
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "window");
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window");
     if ((rc = win_agree(rc, comm, NULL))) {
         free(w);
         return rc;
@@ -125,7 +125,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     if (mrc != MPI_SUCCESS) {
         w->comm = MPI_COMM_NULL;
         win_release(w);
-        return narmai_mpi_error(mrc);
+        return narmau_mpi_error(mrc);
     }
     MPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(w->comm, &w->rank);
@@ -138,7 +138,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->iota = malloc(p * sizeof(int));
     MPI_Comm_group(w->comm, &w->group);
     if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open || !w->iota) {
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "window state");
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window state");
     } else {
         for (int i = 0; i < w->size; i++)
             w->iota[i] = i;
@@ -188,14 +188,14 @@ int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win)
 
 int NARMA_Win_free(NARMA_Win *win)
 {
-    if (win == NULL || !narmai_win_ok(*win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (win == NULL || !narmai_win_ok(*win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     struct narmai_win *w = *win;
     /* Every rank learns whether any rank cannot free, so an error never leaves
      * the others blocked in the collective free. */
     int mine = narmai_epoch_free_check(w), worst = 0;
-    NARMAI_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm));
+    NARMAU_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm));
     if (worst != NARMA_SUCCESS)
-        return mine ? mine : NARMAI_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
+        return mine ? mine : NARMAU_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
     narmai_progress_win(w);   /* deliver what already arrived */
     narmai_epoch_drop_all(w); /* only an empty fence epoch can remain */
     int rc = narmat_win_free(w);
@@ -208,18 +208,18 @@ int NARMA_Win_free(NARMA_Win *win)
 
 int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return NARMAI_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
-    if (size < 0 || (size > 0 && base == NULL)) return NARMAI_ERR(NARMA_ERR_ARG, "bad region");
+        return NARMAU_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
+    if (size < 0 || (size > 0 && base == NULL)) return NARMAU_ERR(NARMA_ERR_ARG, "bad region");
     return narmat_attach(win, base, size);
 }
 
 int NARMA_Win_detach(NARMA_Win win, const void *base)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return NARMAI_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
+        return NARMAU_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
     return narmat_detach(win, base);
 }
 
@@ -230,17 +230,17 @@ const char *NARMA_Win_get_transport(NARMA_Win win)
 
 int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (group == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL group");
-    NARMAI_MPI(MPI_Comm_group(win->comm, group));
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (group == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL group");
+    NARMAU_MPI(MPI_Comm_group(win->comm, group));
     return NARMA_SUCCESS;
 }
 
 int NARMA_Win_set_name(NARMA_Win win, const char *name)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (name == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL name");
-    NARMAI_MPI(MPI_Win_set_name(win->attr_win, name));
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (name == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL name");
+    NARMAU_MPI(MPI_Win_set_name(win->attr_win, name));
     return NARMA_SUCCESS;
 }
 
@@ -248,29 +248,29 @@ int NARMA_Win_set_name(NARMA_Win win, const char *name)
  * NARMA_WIN_NULL is called "NARMA_WIN_NULL" (narma's constant, not MPI's). */
 int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
 {
-    if (name == NULL || resultlen == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (name == NULL || resultlen == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     if (win == NARMA_WIN_NULL) {
         *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "NARMA_WIN_NULL");
         return NARMA_SUCCESS;
     }
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    NARMAI_MPI(MPI_Win_get_name(win->attr_win, name, resultlen));
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    NARMAU_MPI(MPI_Win_get_name(win->attr_win, name, resultlen));
     return NARMA_SUCCESS;
 }
 
 int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                             MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra_state)
 {
-    if (keyval == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL keyval");
-    NARMAI_MPI(MPI_Win_create_keyval(copy_fn, delete_fn, keyval, extra_state));
+    if (keyval == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL keyval");
+    NARMAU_MPI(MPI_Win_create_keyval(copy_fn, delete_fn, keyval, extra_state));
     return NARMA_SUCCESS;
 }
 
 int NARMA_Win_free_keyval(int *keyval)
 {
-    if (keyval == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL keyval");
+    if (keyval == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL keyval");
     int rc = MPI_Win_free_keyval(keyval);
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval");
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval");
 }
 
 static int is_predefined_keyval(int k)
@@ -281,19 +281,19 @@ static int is_predefined_keyval(int k)
 
 int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (is_predefined_keyval(keyval))
-        return NARMAI_ERR(NARMA_ERR_KEYVAL, "predefined attributes are read-only");
+        return NARMAU_ERR(NARMA_ERR_KEYVAL, "predefined attributes are read-only");
     int rc = MPI_Win_set_attr(win->attr_win, keyval, val);
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
 }
 
 /* Predefined attributes describe narma's window (they differ from the MPI
  * window underneath, e.g. for shm where one segment holds control words too). */
 int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
-    if (val == NULL || flag == NULL) return NARMAI_ERR(NARMA_ERR_ARG, "NULL argument");
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (val == NULL || flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     *flag = 1;
     if (keyval == MPI_WIN_BASE)
         *(void **)val = win->base;
@@ -307,18 +307,18 @@ int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
         *(int **)val = &win->model;
     else {
         int rc = MPI_Win_get_attr(win->attr_win, keyval, val, flag);
-        if (rc != MPI_SUCCESS) return NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
+        if (rc != MPI_SUCCESS) return NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
     }
     return NARMA_SUCCESS;
 }
 
 int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
 {
-    if (!narmai_win_ok(win)) return NARMAI_ERR(NARMA_ERR_WIN, "invalid window");
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (is_predefined_keyval(keyval))
-        return NARMAI_ERR(NARMA_ERR_KEYVAL, "predefined attributes cannot be deleted");
+        return NARMAU_ERR(NARMA_ERR_KEYVAL, "predefined attributes cannot be deleted");
     int rc = MPI_Win_delete_attr(win->attr_win, keyval);
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
 }
 
 /* Translate the members of g into window ranks, written to ranks[] (capacity
@@ -326,15 +326,15 @@ int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
 int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int *ranks, int *n)
 {
     int gs;
-    if (g == MPI_GROUP_NULL) return NARMAI_ERR(NARMA_ERR_ARG, "MPI_GROUP_NULL");
-    NARMAI_MPI(MPI_Group_size(g, &gs));
+    if (g == MPI_GROUP_NULL) return NARMAU_ERR(NARMA_ERR_ARG, "MPI_GROUP_NULL");
+    NARMAU_MPI(MPI_Group_size(g, &gs));
     if (gs > w->size)
-        return NARMAI_ERR(NARMA_ERR_RANK, "group of %d is larger than the window (%d)", gs,
+        return NARMAU_ERR(NARMA_ERR_RANK, "group of %d is larger than the window (%d)", gs,
                           w->size);
-    NARMAI_MPI(MPI_Group_translate_ranks(g, gs, w->iota, w->group, ranks));
+    NARMAU_MPI(MPI_Group_translate_ranks(g, gs, w->iota, w->group, ranks));
     for (int i = 0; i < gs; i++)
         if (ranks[i] == MPI_UNDEFINED)
-            return NARMAI_ERR(NARMA_ERR_RANK, "group member %d is not in the window", i);
+            return NARMAU_ERR(NARMA_ERR_RANK, "group member %d is not in the window", i);
     *n = gs;
     return NARMA_SUCCESS;
 }

@@ -4,14 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size)
+int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
-    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "attach on transport %s", narmat_name(w));
+    return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "attach on transport %s", narmat_name(w));
 }
 
-int narmat_enosys_detach(struct narmai_win *w, const void *base)
+int narmat_enosys_detach(struct narmat_win *w, const void *base)
 {
-    return NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", narmat_name(w));
+    return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", narmat_name(w));
 }
 
 /* The table is read at the offsets this build of the core expects: a table
@@ -41,12 +41,12 @@ int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
     if (narmai_g.forced_transport == 2) return narmat_ops_check(*ops);
     MPI_Comm node;
     int size, nsize, all_local;
-    NARMAI_MPI(MPI_Comm_size(comm, &size));
-    NARMAI_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    NARMAI_MPI(MPI_Comm_size(node, &nsize));
+    NARMAU_MPI(MPI_Comm_size(comm, &size));
+    NARMAU_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    NARMAU_MPI(MPI_Comm_size(node, &nsize));
     MPI_Comm_free(&node);
     int mine = nsize == size;
-    NARMAI_MPI(MPI_Allreduce(&mine, &all_local, 1, MPI_INT, MPI_LAND, comm));
+    NARMAU_MPI(MPI_Allreduce(&mine, &all_local, 1, MPI_INT, MPI_LAND, comm));
     if (all_local) *ops = &narmat_shm_ops;
     return narmat_ops_check(*ops);
 }

@@ -45,7 +45,7 @@ enum narmat_ctl_kind {
 enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
 
 /* Called by poll() for each notification drained from the local ring, in arrival order. */
-typedef void (*narmat_note_cb)(struct narmai_win *w, int32_t src, int32_t tag, int64_t bytes);
+typedef void (*narmat_note_cb)(struct narmat_win *w, int32_t src, int32_t tag, int64_t bytes);
 
 #define NARMAT_OPS_VERSION 1
 
@@ -57,48 +57,48 @@ struct narmat_ops {
     /* Window life cycle. win_init fills w->base (allocate), w->tp and w->attr_win.
      * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE. Collective. It sets
      * w->model when the memory model is not MPI_WIN_UNIFIED. */
-    int (*win_init)(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info);
-    int (*win_free)(struct narmai_win *w); /* collective */
-    int (*attach)(struct narmai_win *w, void *base, MPI_Aint size);
-    int (*detach)(struct narmai_win *w, const void *base);
+    int (*win_init)(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info);
+    int (*win_free)(struct narmat_win *w); /* collective */
+    int (*attach)(struct narmat_win *w, void *base, MPI_Aint size);
+    int (*detach)(struct narmat_win *w, const void *base);
     /* Bounds of target memory: 0 if [lo, hi) bytes from disp*disp_unit is inside the target's
      * window, NARMA_ERR_DISP otherwise. */
-    int (*check_bounds)(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi);
+    int (*check_bounds)(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi);
 
     /* Data movement. */
-    int (*put)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype, int target,
+    int (*put)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype, int target,
                MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq);
-    int (*get)(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+    int (*get)(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq);
     /* Accumulate (raddr == NULL) or get-accumulate. */
-    int (*acc)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+    int (*acc)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
                int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq);
-    int (*cas)(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+    int (*cas)(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                MPI_Datatype type, int target, MPI_Aint disp);
-    int (*flush)(struct narmai_win *w, int target);       /* target < 0: all */
-    int (*flush_local)(struct narmai_win *w, int target); /* target < 0: all */
-    int (*sync)(struct narmai_win *w); /* public/private copies, memory barrier */
+    int (*flush)(struct narmat_win *w, int target);       /* target < 0: all */
+    int (*flush_local)(struct narmat_win *w, int target); /* target < 0: all */
+    int (*sync)(struct narmat_win *w); /* public/private copies, memory barrier */
 
     /* Notified accesses. */
-    int (*put_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+    int (*put_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
-    int (*get_notify)(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+    int (*get_notify)(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                       MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
-    int (*acc_notify)(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+    int (*acc_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                       int tag);
     /* Drain the local notification ring; returns how many records were delivered. */
-    int (*poll)(struct narmai_win *w, narmat_note_cb cb);
+    int (*poll)(struct narmat_win *w, narmat_note_cb cb);
 
     /* Control words. Remote updates are atomic and ordered after every data operation this
      * process issued to that target before the call (release semantics: a peer that observes
      * the new value also observes the data). */
-    int (*ctl_add)(struct narmai_win *w, int target, int kind, int arg, uint64_t val);
-    int (*ctl_cas)(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
+    int (*ctl_add)(struct narmat_win *w, int target, int kind, int arg, uint64_t val);
+    int (*ctl_cas)(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
                    uint64_t desired, uint64_t *old);
     /* Local read with acquire semantics (pairs with the release of the remote update). */
-    uint64_t (*ctl_load)(struct narmai_win *w, int kind, int arg);
+    uint64_t (*ctl_load)(struct narmat_win *w, int kind, int arg);
 };
 
 extern const struct narmat_ops narmat_shm_ops;
@@ -122,43 +122,43 @@ int narmat_ops_check(const struct narmat_ops *ops);
 int narmat_test_fail_alloc(int rank, int stage);
 
 /* "Not supported" stubs for unused entries. */
-int narmat_enosys_attach(struct narmai_win *w, void *base, MPI_Aint size);
-int narmat_enosys_detach(struct narmai_win *w, const void *base);
+int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size);
+int narmat_enosys_detach(struct narmat_win *w, const void *base);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
-static inline const char *narmat_name(const struct narmai_win *w) { return w->ops->name; }
-static inline int narmat_flush_blocks(const struct narmai_win *w) { return w->ops->flush_blocks; }
-static inline int narmat_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+static inline const char *narmat_name(const struct narmat_win *w) { return w->ops->name; }
+static inline int narmat_flush_blocks(const struct narmat_win *w) { return w->ops->flush_blocks; }
+static inline int narmat_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     return w->ops->win_init(w, base, size, info);
 }
-static inline int narmat_win_free(struct narmai_win *w) { return w->ops->win_free(w); }
-static inline int narmat_attach(struct narmai_win *w, void *base, MPI_Aint size)
+static inline int narmat_win_free(struct narmat_win *w) { return w->ops->win_free(w); }
+static inline int narmat_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
     return w->ops->attach(w, base, size);
 }
-static inline int narmat_detach(struct narmai_win *w, const void *base)
+static inline int narmat_detach(struct narmat_win *w, const void *base)
 {
     return w->ops->detach(w, base);
 }
-static inline int narmat_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+static inline int narmat_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
                                       MPI_Aint hi)
 {
     return w->ops->check_bounds(w, target, disp, lo, hi);
 }
-static inline int narmat_put(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_put(struct narmat_win *w, const void *oaddr, int ocount,
                              MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                              MPI_Datatype ttype, MPI_Request *mreq)
 {
     return w->ops->put(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
 }
-static inline int narmat_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+static inline int narmat_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                              int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                              MPI_Request *mreq)
 {
     return w->ops->get(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
 }
-static inline int narmat_acc(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_acc(struct narmat_win *w, const void *oaddr, int ocount,
                              MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype,
                              int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                              MPI_Request *mreq)
@@ -166,52 +166,52 @@ static inline int narmat_acc(struct narmai_win *w, const void *oaddr, int ocount
     return w->ops->acc(w, oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype,
                        op, mreq);
 }
-static inline int narmat_cas(struct narmai_win *w, const void *oaddr, const void *caddr,
+static inline int narmat_cas(struct narmat_win *w, const void *oaddr, const void *caddr,
                              void *raddr, MPI_Datatype type, int target, MPI_Aint disp)
 {
     return w->ops->cas(w, oaddr, caddr, raddr, type, target, disp);
 }
-static inline int narmat_flush(struct narmai_win *w, int target)
+static inline int narmat_flush(struct narmat_win *w, int target)
 {
     return w->ops->flush(w, target);
 }
-static inline int narmat_flush_local(struct narmai_win *w, int target)
+static inline int narmat_flush_local(struct narmat_win *w, int target)
 {
     return w->ops->flush_local(w, target);
 }
-static inline int narmat_sync(struct narmai_win *w) { return w->ops->sync(w); }
-static inline int narmat_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_sync(struct narmat_win *w) { return w->ops->sync(w); }
+static inline int narmat_put_notify(struct narmat_win *w, const void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                     MPI_Datatype ttype, int tag)
 {
     return w->ops->put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
 }
-static inline int narmat_get_notify(struct narmai_win *w, void *oaddr, int ocount,
+static inline int narmat_get_notify(struct narmat_win *w, void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                     MPI_Datatype ttype, int tag)
 {
     return w->ops->get_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
 }
-static inline int narmat_acc_notify(struct narmai_win *w, const void *oaddr, int ocount,
+static inline int narmat_acc_notify(struct narmat_win *w, const void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                     MPI_Datatype ttype, MPI_Op op, int tag)
 {
     return w->ops->acc_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag);
 }
-static inline int narmat_poll(struct narmai_win *w, narmat_note_cb cb)
+static inline int narmat_poll(struct narmat_win *w, narmat_note_cb cb)
 {
     return w->ops->poll(w, cb);
 }
-static inline int narmat_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t v)
+static inline int narmat_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t v)
 {
     return w->ops->ctl_add(w, target, kind, arg, v);
 }
-static inline int narmat_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t e,
+static inline int narmat_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t e,
                                  uint64_t d, uint64_t *old)
 {
     return w->ops->ctl_cas(w, target, kind, arg, e, d, old);
 }
-static inline uint64_t narmat_ctl_load(struct narmai_win *w, int kind, int arg)
+static inline uint64_t narmat_ctl_load(struct narmat_win *w, int kind, int arg)
 {
     return w->ops->ctl_load(w, kind, arg);
 }

@@ -180,12 +180,12 @@ struct narmat_mpi {
     int nranks;                          /* entries of dcache */
 };
 
-static inline struct narmat_mpi *tp_of(struct narmai_win *w) { return w->tp; }
+static inline struct narmat_mpi *tp_of(struct narmat_win *w) { return w->tp; }
 
 /* The displacement MPI gets: a Win_create window's MPI window has unit 1 and
  * starts delta bytes below the user's base (see win_init). check_bounds
  * accepted disp, so the product cannot overflow unless no byte is accessed. */
-static inline MPI_Aint mpi_disp(const struct narmai_win *w, const struct narmat_mpi *t, int target,
+static inline MPI_Aint mpi_disp(const struct narmat_win *w, const struct narmat_mpi *t, int target,
                                 MPI_Aint disp)
 {
     MPI_Aint off;
@@ -270,7 +270,7 @@ static unsigned narmat_mpi_env_regions(void)
     do {                                           \
         int narmat_mpi_rc_ = (call);               \
         if (narmat_mpi_rc_ != MPI_SUCCESS) {       \
-            rc = narmai_mpi_error(narmat_mpi_rc_); \
+            rc = narmau_mpi_error(narmat_mpi_rc_); \
             goto fail;                             \
         }                                          \
     } while (0)
@@ -279,16 +279,16 @@ static unsigned narmat_mpi_env_regions(void)
  * collective it skips. Every rank contributes its status; all fail if any did (the failed rank
  * with its own class, the others with the worst class seen). */
 
-static int narmat_mpi_agree(struct narmai_win *w, int mine)
+static int narmat_mpi_agree(struct narmat_win *w, int mine)
 {
     int worst = mine;
     int mrc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm);
-    if (mrc != MPI_SUCCESS) return mine ? mine : narmai_mpi_error(mrc);
+    if (mrc != MPI_SUCCESS) return mine ? mine : narmau_mpi_error(mrc);
     if (worst == NARMA_SUCCESS || mine != NARMA_SUCCESS) return mine;
-    return NARMAI_ERR(worst, "another rank could not create its part of the window");
+    return NARMAU_ERR(worst, "another rank could not create its part of the window");
 }
 
-static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     int rc = NARMA_SUCCESS, flag, mrc0;
     MPI_Info cinfo = MPI_INFO_NULL;
@@ -304,8 +304,8 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->hd = calloc(p, sizeof(*t->hd));
     }
     if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd ||
-        narmat_test_fail_alloc(w->rank, 1))
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
+        narmat_test_fail_alloc(1))
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
         narmat_mpi_release(t);
         return rc;
@@ -338,7 +338,7 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         w->base = NULL;
         break;
     default:
-        rc = NARMAI_ERR(NARMA_ERR_INTERN, "unknown flavor %d", w->flavor);
+        rc = NARMAU_ERR(NARMA_ERR_INTERN, "unknown flavor %d", w->flavor);
         goto fail;
     }
     NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->data, MPI_ERRORS_RETURN));
@@ -370,11 +370,11 @@ static int narmat_mpi_win_init(struct narmai_win *w, void *base, MPI_Aint size, 
         t->regions = malloc((size_t)t->dyn_cap * sizeof(*t->regions));
         t->tabs[0] = malloc((size_t)t->dyn_cap * sizeof(*t->regions));
         t->dcache = calloc(p, sizeof(*t->dcache));
-        if (!t->regions || !t->tabs[0] || !t->dcache || narmat_test_fail_alloc(w->rank, 2))
-            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window tables");
+        if (!t->regions || !t->tabs[0] || !t->dcache || narmat_test_fail_alloc(2))
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window tables");
         else if ((mrc0 = MPI_Win_attach(t->data, t->tabs[0],
                                         (MPI_Aint)t->dyn_cap * (MPI_Aint)sizeof(*t->regions))))
-            rc = narmai_mpi_error(mrc0);
+            rc = narmau_mpi_error(mrc0);
         else
             t->ntabs = 1;
         /* Every rank holds the data window here: all free it together on failure. */
@@ -444,19 +444,19 @@ fail:
     return rc;
 }
 
-static int narmat_mpi_win_free(struct narmai_win *w)
+static int narmat_mpi_win_free(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     int rc = NARMA_SUCCESS, mrc;
     /* Try every step even after a failure, and report the first one. */
-    if ((mrc = MPI_Win_unlock_all(t->ctl)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
-    if ((mrc = MPI_Win_free(&t->ctl)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
+    if ((mrc = MPI_Win_unlock_all(t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
+    if ((mrc = MPI_Win_free(&t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
     /* Every rank is in Win_free (the core agreed first): no one reads our tables any more. */
     for (int i = 0; i < t->ntabs; i++)
         if ((mrc = MPI_Win_detach(t->data, t->tabs[i])) != MPI_SUCCESS && !rc)
-            rc = narmai_mpi_error(mrc);
-    if ((mrc = MPI_Win_unlock_all(t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
-    if ((mrc = MPI_Win_free(&t->data)) != MPI_SUCCESS && !rc) rc = narmai_mpi_error(mrc);
+            rc = narmau_mpi_error(mrc);
+    if ((mrc = MPI_Win_unlock_all(t->data)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
+    if ((mrc = MPI_Win_free(&t->data)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
     t->ctl = t->data = MPI_WIN_NULL;
     narmat_mpi_release(t);
     w->tp = NULL;
@@ -502,22 +502,22 @@ static int region_find(const struct narmat_mpi_region *r, int n, MPI_Aint a, MPI
 /* Read n words of this rank's ctl window. Unified model: MPI_Win_sync makes
  * remote updates visible to the acquire loads (which pair with the updater's
  * flush). Separate model: MPI atomics on self read the public copy. */
-static int ctl_read_atomic(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
+static int ctl_read_atomic(struct narmat_win *w, MPI_Aint off, int n, uint64_t *out)
 {
     struct narmat_mpi *t = tp_of(w);
     const uint64_t none = 0;
     for (int i = 0; i < n; i++)
-        NARMAI_MPI(MPI_Fetch_and_op(&none, &out[i], MPI_UINT64_T, w->rank, off + 8 * i, MPI_NO_OP,
+        NARMAU_MPI(MPI_Fetch_and_op(&none, &out[i], MPI_UINT64_T, w->rank, off + 8 * i, MPI_NO_OP,
                                     t->ctl));
-    NARMAI_MPI(MPI_Win_flush(w->rank, t->ctl));
+    NARMAU_MPI(MPI_Win_flush(w->rank, t->ctl));
     return NARMA_SUCCESS;
 }
 
-static int ctl_read(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
+static int ctl_read(struct narmat_win *w, MPI_Aint off, int n, uint64_t *out)
 {
     struct narmat_mpi *t = tp_of(w);
     if (!t->unified) return ctl_read_atomic(w, off, n, out);
-    NARMAI_MPI(MPI_Win_sync(t->ctl));
+    NARMAU_MPI(MPI_Win_sync(t->ctl));
     for (int i = 0; i < n; i++)
         out[i] = narmau_atomic_load_acq_u64(ctl_word(t, off + 8 * i));
     return NARMA_SUCCESS;
@@ -530,7 +530,7 @@ static int ctl_read(struct narmai_win *w, MPI_Aint off, int n, uint64_t *out)
  * either memory model. Tables are never moved while the window lives (a grown
  * table is a new one; the old stays attached), so an origin that read an old
  * address reads valid memory and then sees the version change. */
-static int dyn_publish(struct narmai_win *w)
+static int dyn_publish(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     uint64_t odd = t->dyn_version + 1, even = t->dyn_version + 2;
@@ -555,27 +555,27 @@ static int dyn_publish(struct narmai_win *w)
     if (mrc2 == MPI_SUCCESS) mrc2 = MPI_Win_flush(w->rank, t->ctl);
     t->dyn_version = even;
     if (mrc == MPI_SUCCESS) mrc = mrc2;
-    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : narmai_mpi_error(mrc);
+    return mrc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(mrc);
 }
 
 /* Room for one more region: the table doubles, and a new published table of
  * the new capacity is attached beside the old ones. */
-static int dyn_grow(struct narmai_win *w)
+static int dyn_grow(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     if (t->ntabs == NARMAT_MPI_MAX_TABLES || t->dyn_cap > INT_MAX / 2)
-        return NARMAI_ERR(NARMA_ERR_ATTACH, "%d regions attached: no room for more", t->dyn_cap);
+        return NARMAU_ERR(NARMA_ERR_ATTACH, "%d regions attached: no room for more", t->dyn_cap);
     int cap = 2 * t->dyn_cap;
     size_t bytes = (size_t)cap * sizeof(*t->regions);
     struct narmat_mpi_region *r = realloc(t->regions, bytes);
-    if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "table of %d attached regions", cap);
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "table of %d attached regions", cap);
     t->regions = r;
     struct narmat_mpi_region *tab = malloc(bytes);
-    if (tab == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "table of %d attached regions", cap);
+    if (tab == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "table of %d attached regions", cap);
     int mrc = MPI_Win_attach(t->data, tab, (MPI_Aint)bytes);
     if (mrc != MPI_SUCCESS) {
         free(tab);
-        return narmai_mpi_error(mrc);
+        return narmau_mpi_error(mrc);
     }
     t->tabs[t->ntabs++] = tab;
     t->dyn_cap = cap;
@@ -586,7 +586,7 @@ static int dyn_grow(struct narmai_win *w)
  * so its next access to us refetches the table (its copy may hold the region
  * that is gone). Completed before Win_detach returns, hence before any
  * synchronisation that orders the detach before a peer's access. */
-static int dyn_push_inval(struct narmai_win *w)
+static int dyn_push_inval(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     const uint64_t one = 1;
@@ -598,12 +598,12 @@ static int dyn_push_inval(struct narmai_win *w)
         for (int j = 0; j < 64; j++) {
             int r = 64 * k + j;
             if (!(bits >> j & 1) || r == w->rank) continue;
-            NARMAI_MPI(MPI_Accumulate(&one, 1, MPI_UINT64_T, r, t->off_dyn + NARMAT_MPI_LINE, 1,
+            NARMAU_MPI(MPI_Accumulate(&one, 1, MPI_UINT64_T, r, t->off_dyn + NARMAT_MPI_LINE, 1,
                                       MPI_UINT64_T, MPI_SUM, t->ctl));
             pushed = 1;
         }
     }
-    if (pushed) NARMAI_MPI(MPI_Win_flush_all(t->ctl));
+    if (pushed) NARMAU_MPI(MPI_Win_flush_all(t->ctl));
     return NARMA_SUCCESS;
 }
 
@@ -611,54 +611,54 @@ static int dyn_push_inval(struct narmai_win *w)
  * before the fetch, so a detach pushed after that read forces another fetch).
  * The first fetch also subscribes us to target's invalidations, before the
  * table is read: a detach that misses our bit updated the table earlier. */
-static int dyn_refresh(struct narmai_win *w, int target, struct narmat_mpi_dyncache *c,
+static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dyncache *c,
                        uint64_t inval)
 {
     struct narmat_mpi *t = tp_of(w);
     const uint64_t none = 0, bit = UINT64_C(1) << (w->rank % 64);
-    narmai_waiter wt = {0};
+    narmau_waiter wt = {0};
     for (;;) {
         uint64_t v1 = 0, v2 = 0;
         MPI_Aint hdr[2] = {0, 0};
         if (!c->subscribed)
-            NARMAI_MPI(MPI_Accumulate(&bit, 1, MPI_UINT64_T, target,
+            NARMAU_MPI(MPI_Accumulate(&bit, 1, MPI_UINT64_T, target,
                                       t->off_subs + 8 * (w->rank / 64), 1, MPI_UINT64_T, MPI_BOR,
                                       t->ctl));
-        NARMAI_MPI(
+        NARMAU_MPI(
             MPI_Fetch_and_op(&none, &v1, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
-        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        NARMAU_MPI(MPI_Win_flush(target, t->ctl));
         c->subscribed = 1;
         if (v1 & 1) { /* the owner is between its two version writes */
-            narmai_wait_step(&wt);
+            narmau_wait_step(&wt);
             continue;
         }
-        NARMAI_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, hdr, 2, MPI_AINT, target, t->off_tab, 2,
+        NARMAU_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, hdr, 2, MPI_AINT, target, t->off_tab, 2,
                                       MPI_AINT, MPI_NO_OP, t->ctl));
-        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        NARMAU_MPI(MPI_Win_flush(target, t->ctl));
         if (hdr[1] < 0 || hdr[1] > INT_MAX / 2)
-            return NARMAI_ERR(NARMA_ERR_INTERN, "rank %d publishes %ld regions", target,
+            return NARMAU_ERR(NARMA_ERR_INTERN, "rank %d publishes %ld regions", target,
                               (long)hdr[1]);
         int n = (int)hdr[1];
         if (n > c->cap) {
             struct narmat_mpi_region *r = realloc(c->r, (size_t)n * sizeof(*r));
-            if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "copy of %d regions", n);
+            if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "copy of %d regions", n);
             c->r = r;
             c->cap = n;
         }
         if (n > 0) {
-            NARMAI_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, c->r, 2 * n, MPI_AINT, target, hdr[0],
+            NARMAU_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, c->r, 2 * n, MPI_AINT, target, hdr[0],
                                           2 * n, MPI_AINT, MPI_NO_OP, t->data));
-            NARMAI_MPI(MPI_Win_flush(target, t->data));
+            NARMAU_MPI(MPI_Win_flush(target, t->data));
         }
-        NARMAI_MPI(
+        NARMAU_MPI(
             MPI_Fetch_and_op(&none, &v2, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
-        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        NARMAU_MPI(MPI_Win_flush(target, t->ctl));
         if (v1 == v2) {
             c->n = n;
             break;
         }
         c->n = 0; /* torn: never used */
-        narmai_wait_step(&wt);
+        narmau_wait_step(&wt);
     }
     c->inval = inval;
     c->last = 0;
@@ -679,12 +679,12 @@ static int cache_find(struct narmat_mpi_dyncache *c, MPI_Aint a, MPI_Aint e)
  * attached (one region, or regions attached back to back). Cheap when the cached table holds it and
  * no detach was pushed since (a local read of the inval word); the table is refetched only on a
  * miss or after an invalidation. */
-static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi)
+static int dyn_check(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi)
 {
     struct narmat_mpi *t = tp_of(w);
     MPI_Aint a, e;
     if (aint_add(disp, lo, &a) || aint_add(disp, hi, &e))
-        return NARMAI_ERR(NARMA_ERR_DISP, "address %ld + [%ld, %ld) overflows", (long)disp,
+        return NARMAU_ERR(NARMA_ERR_DISP, "address %ld + [%ld, %ld) overflows", (long)disp,
                           (long)lo, (long)hi);
     if (target == w->rank) {
         if (region_find(t->regions, t->nregions, a, e) >= 0) return NARMA_SUCCESS;
@@ -692,7 +692,7 @@ static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint l
         struct narmat_mpi_dyncache *c = t->dcache[target];
         if (c == NULL) {
             c = calloc(1, sizeof(*c));
-            if (c == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window cache");
+            if (c == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window cache");
             t->dcache[target] = c;
         }
         uint64_t inval = 0;
@@ -702,7 +702,7 @@ static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint l
         if ((rc = dyn_refresh(w, target, c, inval))) return rc;
         if (cache_find(c, a, e) >= 0) return NARMA_SUCCESS;
     }
-    return NARMAI_ERR(NARMA_ERR_DISP, "bytes [%#lx, %#lx) not inside memory rank %d attached",
+    return NARMAU_ERR(NARMA_ERR_DISP, "bytes [%#lx, %#lx) not inside memory rank %d attached",
                       (unsigned long)a, (unsigned long)e, target);
 }
 
@@ -710,24 +710,24 @@ static int dyn_check(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint l
  * not) report detaching memory that was never attached, nor attaching
  * overlapping regions, both erroneous in MPI; and origins check their
  * accesses against the table each rank publishes. */
-static int narmat_mpi_attach(struct narmai_win *w, void *base, MPI_Aint size)
+static int narmat_mpi_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
     struct narmat_mpi *t = tp_of(w);
     MPI_Aint b, e;
-    NARMAI_MPI(MPI_Get_address(base, &b));
-    if (aint_add(b, size, &e)) return NARMAI_ERR(NARMA_ERR_ATTACH, "region wraps around");
+    NARMAU_MPI(MPI_Get_address(base, &b));
+    if (aint_add(b, size, &e)) return NARMAU_ERR(NARMA_ERR_ATTACH, "region wraps around");
     for (int i = 0; i < t->nregions; i++) {
         const struct narmat_mpi_region *r = &t->regions[i];
         /* Same base too: detach names a region by its base, so an empty region there
          * would make it ambiguous. */
         if ((b < r->end && r->base < e) || b == r->base)
-            return NARMAI_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
+            return NARMAU_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
     }
     int rc;
     if (t->nregions == t->dyn_cap && (rc = dyn_grow(w))) return rc;
     /* An empty region holds nothing to access: it lives in narma's table only (Open MPI
      * records no zero-byte attachment and then fails to detach it). */
-    if (size > 0) NARMAI_MPI(MPI_Win_attach(t->data, base, size));
+    if (size > 0) NARMAU_MPI(MPI_Win_attach(t->data, base, size));
     /* Attached in MPI before any origin can see it in the table. */
     t->regions[t->nregions++] = (struct narmat_mpi_region){b, e};
     rc = dyn_publish(w);
@@ -738,15 +738,15 @@ static int narmat_mpi_attach(struct narmai_win *w, void *base, MPI_Aint size)
     return rc;
 }
 
-static int narmat_mpi_detach(struct narmai_win *w, const void *base)
+static int narmat_mpi_detach(struct narmat_win *w, const void *base)
 {
     struct narmat_mpi *t = tp_of(w);
     MPI_Aint b;
-    NARMAI_MPI(MPI_Get_address(base, &b));
+    NARMAU_MPI(MPI_Get_address(base, &b));
     int i = 0;
     while (i < t->nregions && t->regions[i].base != b)
         i++;
-    if (i == t->nregions) return NARMAI_ERR(NARMA_ERR_ATTACH, "memory was not attached");
+    if (i == t->nregions) return NARMAU_ERR(NARMA_ERR_ATTACH, "memory was not attached");
     /* Out of the table and out of every origin's copy before MPI forgets it. */
     int empty = t->regions[i].end == b;
     t->regions[i] = t->regions[--t->nregions];
@@ -754,11 +754,11 @@ static int narmat_mpi_detach(struct narmai_win *w, const void *base)
     int rc2 = dyn_push_inval(w);
     int mrc = empty ? MPI_SUCCESS : MPI_Win_detach(t->data, base);
     if (rc == NARMA_SUCCESS) rc = rc2;
-    if (rc == NARMA_SUCCESS && mrc != MPI_SUCCESS) rc = narmai_mpi_error(mrc);
+    if (rc == NARMA_SUCCESS && mrc != MPI_SUCCESS) rc = narmau_mpi_error(mrc);
     return rc;
 }
 
-static int narmat_mpi_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+static int narmat_mpi_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
                                    MPI_Aint hi)
 {
     const struct narmat_mpi *t = tp_of(w);
@@ -780,7 +780,7 @@ static int narmat_mpi_check_bounds(struct narmai_win *w, int target, MPI_Aint di
  * their MPI request instead. */
 static int narmat_mpi_local_done(struct narmat_mpi *t, int target, MPI_Request *mreq)
 {
-    if (mreq == NULL) NARMAI_MPI(MPI_Win_flush_local(target, t->data));
+    if (mreq == NULL) NARMAU_MPI(MPI_Win_flush_local(target, t->data));
     return NARMA_SUCCESS;
 }
 
@@ -833,7 +833,7 @@ struct piece {
 
 /* The table of target's regions this process checks accesses against (its own,
  * or its cached copy of the target's), or NULL when it has none. */
-static const struct narmat_mpi_region *regions_of(struct narmai_win *w, int target, int *n)
+static const struct narmat_mpi_region *regions_of(struct narmat_win *w, int target, int *n)
 {
     struct narmat_mpi *t = tp_of(w);
     if (target == w->rank) {
@@ -855,7 +855,7 @@ static int region_at(const struct narmat_mpi_region *r, int n, MPI_Aint a, int h
 }
 
 /* Does the access need cutting? Only when its span leaves the region holding its first byte. */
-static int split_needed(struct narmai_win *w, int target, MPI_Aint disp, int tcount,
+static int split_needed(struct narmat_win *w, int target, MPI_Aint disp, int tcount,
                         MPI_Datatype ttype)
 {
     const narmau_dtype *td;
@@ -884,24 +884,24 @@ static int piece_type(const struct piece *p, int np, int g, int side, MPI_Aint b
         blens[k] = (int)(p[i].len / esize);
         dis[k++] = x - base;
     }
-    NARMAI_MPI(MPI_Type_create_hindexed(k, blens, dis, et, out));
+    NARMAU_MPI(MPI_Type_create_hindexed(k, blens, dis, et, out));
     int rc = MPI_Type_commit(out);
     if (rc != MPI_SUCCESS) {
         MPI_Type_free(out);
-        return narmai_mpi_error(rc);
+        return narmau_mpi_error(rc);
     }
     return NARMA_SUCCESS;
 }
 
 /* Issue one access per region it touches, locally complete on return. */
-static int split_issue(struct narmai_win *w, const struct piece *p, int np, int kind,
+static int split_issue(struct narmat_win *w, const struct piece *p, int np, int kind,
                        const void *oaddr, void *raddr, int has_origin, int target, MPI_Op op,
                        MPI_Datatype et, int esize)
 {
     struct narmat_mpi *t = tp_of(w);
     int *blens = malloc((size_t)np * sizeof(int));
     MPI_Aint *dis = malloc((size_t)np * sizeof(MPI_Aint));
-    int rc = blens && dis ? NARMA_SUCCESS : NARMAI_ERR(NARMA_ERR_NO_MEM, "split access");
+    int rc = blens && dis ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_NO_MEM, "split access");
     for (int i = 0; i < np && rc == NARMA_SUCCESS; i++) {
         int g = p[i].region, seen = 0;
         for (int j = 0; j < i; j++)
@@ -926,7 +926,7 @@ static int split_issue(struct narmai_win *w, const struct piece *p, int np, int 
             else
                 m = MPI_Get_accumulate(oaddr, oc, on, raddr, 1, rt, target, p[i].t, 1, tt, op,
                                        t->data);
-            if (m != MPI_SUCCESS) rc = narmai_mpi_error(m);
+            if (m != MPI_SUCCESS) rc = narmau_mpi_error(m);
         }
         if (tt != MPI_DATATYPE_NULL) MPI_Type_free(&tt);
         if (ot != MPI_DATATYPE_NULL) MPI_Type_free(&ot);
@@ -934,7 +934,7 @@ static int split_issue(struct narmai_win *w, const struct piece *p, int np, int 
     }
     free(blens);
     free(dis);
-    if (rc == NARMA_SUCCESS) NARMAI_MPI(MPI_Win_flush_local(target, t->data));
+    if (rc == NARMA_SUCCESS) NARMAU_MPI(MPI_Win_flush_local(target, t->data));
     return rc;
 }
 
@@ -943,7 +943,7 @@ static int split_issue(struct narmai_win *w, const struct piece *p, int np, int 
  * cut (an element across a region boundary, a mixed or unflattened type: MPI
  * then judges it whole). For GET, oaddr is the buffer the data lands in and
  * raddr is NULL. */
-static int split_access(struct narmai_win *w, int kind, const void *oaddr, int ocount,
+static int split_access(struct narmat_win *w, int kind, const void *oaddr, int ocount,
                         MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype, int target,
                         MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, int *done)
 {
@@ -960,7 +960,7 @@ static int split_access(struct narmai_win *w, int kind, const void *oaddr, int o
         return NARMA_SUCCESS;
     MPI_Datatype et = td->basic;
     MPI_Aint elb, eext;
-    NARMAI_MPI(MPI_Type_get_extent(et, &elb, &eext));
+    NARMAU_MPI(MPI_Type_get_extent(et, &elb, &eext));
     const MPI_Aint esize = td->basic_size;
     /* Padded pairs (MPI_DOUBLE_INT) stride by their extent: one element per piece. */
     const MPI_Aint cap = eext == esize ? (MPI_Aint)INT_MAX / esize * esize : esize;
@@ -974,7 +974,7 @@ static int split_access(struct narmai_win *w, int kind, const void *oaddr, int o
     for (MPI_Aint left = (MPI_Aint)tcount * td->size; left > 0 && rc == NARMA_SUCCESS;) {
         MPI_Aint a = disp + walk_off(&ws[0]), len = walk_len(&ws[0]) - ws[0].done;
         if ((g = region_at(reg, n, a, g)) < 0) {
-            rc = NARMAI_ERR(NARMA_ERR_DISP, "address %#lx of rank %d is not attached",
+            rc = NARMAU_ERR(NARMA_ERR_DISP, "address %#lx of rank %d is not attached",
                             (unsigned long)a, target);
             break;
         }
@@ -994,7 +994,7 @@ static int split_access(struct narmai_win *w, int kind, const void *oaddr, int o
                 int nc = cap_p ? 2 * cap_p : 16;
                 struct piece *np_ = realloc(p, (size_t)nc * sizeof(*p));
                 if (np_ == NULL) {
-                    rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "split access");
+                    rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "split access");
                     break;
                 }
                 p = np_;
@@ -1017,7 +1017,7 @@ static int split_access(struct narmai_win *w, int kind, const void *oaddr, int o
  * region (split_access, locally complete on return). Locally complete on
  * return too when `complete`; the notified forms leave completion to their
  * flush. */
-static int data_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int data_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                     int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq,
                     int complete)
 {
@@ -1028,13 +1028,13 @@ static int data_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Dat
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
-        NARMAI_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+        NARMAU_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
-        NARMAI_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+        NARMAU_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
-static int data_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+static int data_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                     MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq, int complete)
 {
     struct narmat_mpi *t = tp_of(w);
@@ -1044,13 +1044,13 @@ static int data_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype 
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
-        NARMAI_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+        NARMAU_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
-        NARMAI_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+        NARMAU_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
-static int data_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int data_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                     void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                     int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq, int complete)
 {
@@ -1061,34 +1061,34 @@ static int data_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Dat
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (raddr == NULL && mreq)
-        NARMAI_MPI(
+        NARMAU_MPI(
             MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data, mreq));
     else if (raddr == NULL)
-        NARMAI_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
+        NARMAU_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
     else if (mreq)
-        NARMAI_MPI(MPI_Rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+        NARMAU_MPI(MPI_Rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                                        tcount, ttype, op, t->data, mreq));
     else
-        NARMAI_MPI(MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+        NARMAU_MPI(MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                                       tcount, ttype, op, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
-static int narmat_mpi_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int narmat_mpi_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                           MPI_Request *mreq)
 {
     return data_put(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq, 1);
 }
 
-static int narmat_mpi_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+static int narmat_mpi_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                           MPI_Request *mreq)
 {
     return data_get(w, oaddr, ocount, otype, target, disp, tcount, ttype, mreq, 1);
 }
 
-static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int narmat_mpi_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                           int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
@@ -1096,26 +1096,26 @@ static int narmat_mpi_acc(struct narmai_win *w, const void *oaddr, int ocount, M
                     mreq, 1);
 }
 
-static int narmat_mpi_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+static int narmat_mpi_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                           MPI_Datatype type, int target, MPI_Aint disp)
 {
     struct narmat_mpi *t = tp_of(w);
     disp = mpi_disp(w, t, target, disp);
     t->dirty[target] = 1;
-    NARMAI_MPI(MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
+    NARMAU_MPI(MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
     return narmat_mpi_local_done(t, target, NULL);
 }
 
 /* Every data access marks its target dirty and control updates are flushed
  * when issued, so a target that is not dirty has nothing to complete. */
-static int narmat_mpi_flush(struct narmai_win *w, int target)
+static int narmat_mpi_flush(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
     if (target < 0) {
-        NARMAI_MPI(MPI_Win_flush_all(t->data));
+        NARMAU_MPI(MPI_Win_flush_all(t->data));
         memset(t->dirty, 0, (size_t)w->size);
     } else if (t->dirty[target]) {
-        NARMAI_MPI(MPI_Win_flush(target, t->data));
+        NARMAU_MPI(MPI_Win_flush(target, t->data));
         t->dirty[target] = 0;
     }
     return NARMA_SUCCESS;
@@ -1125,26 +1125,26 @@ static int narmat_mpi_flush(struct narmai_win *w, int target)
 static int narmat_mpi_flush_dirty(struct narmat_mpi *t, int target)
 {
     if (!t->dirty[target]) return NARMA_SUCCESS;
-    NARMAI_MPI(MPI_Win_flush(target, t->data));
+    NARMAU_MPI(MPI_Win_flush(target, t->data));
     t->dirty[target] = 0;
     return NARMA_SUCCESS;
 }
 
-static int narmat_mpi_flush_local(struct narmai_win *w, int target)
+static int narmat_mpi_flush_local(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
     if (target < 0)
-        NARMAI_MPI(MPI_Win_flush_local_all(t->data));
+        NARMAU_MPI(MPI_Win_flush_local_all(t->data));
     else
-        NARMAI_MPI(MPI_Win_flush_local(target, t->data));
+        NARMAU_MPI(MPI_Win_flush_local(target, t->data));
     return NARMA_SUCCESS;
 }
 
-static int narmat_mpi_sync(struct narmai_win *w)
+static int narmat_mpi_sync(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
-    NARMAI_MPI(MPI_Win_sync(t->data));
-    NARMAI_MPI(MPI_Win_sync(t->ctl));
+    NARMAU_MPI(MPI_Win_sync(t->data));
+    NARMAU_MPI(MPI_Win_sync(t->ctl));
     return NARMA_SUCCESS;
 }
 
@@ -1154,7 +1154,7 @@ static int narmat_mpi_sync(struct narmai_win *w)
 static int narmat_mpi_bytes(int count, MPI_Datatype type, int64_t *bytes)
 {
     MPI_Count sz = 0;
-    NARMAI_MPI(MPI_Type_size_x(type, &sz));
+    NARMAU_MPI(MPI_Type_size_x(type, &sz));
     *bytes = (int64_t)count * (int64_t)sz;
     return NARMA_SUCCESS;
 }
@@ -1175,7 +1175,7 @@ static int narmat_mpi_fault_now(void)
 
 /* Steps 1-3 of the ring protocol (see the top of the file). The data access
  * (if any) has already been issued on the data window to target. */
-static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int tag, int64_t bytes,
+static int narmat_mpi_enqueue(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                               int data_issued)
 {
     struct narmat_mpi *t = tp_of(w);
@@ -1184,12 +1184,12 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
     /* Dirty before anything can fail: a data access left pending by an error
      * below must still be flushed before this process's next control update. */
     if (data_issued) t->dirty[target] = 1;
-    NARMAI_MPI(
+    NARMAU_MPI(
         MPI_Fetch_and_op(&one, &pos, MPI_UINT64_T, target, NARMAT_MPI_OFF_TAIL, MPI_SUM, t->ctl));
-    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    NARMAU_MPI(MPI_Win_flush(target, t->ctl));
     /* From here on the data is complete at the target. */
     int rc = narmat_mpi_flush_dirty(t, target);
-    if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmai_mpi_error(MPI_ERR_OTHER);
+    if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmau_mpi_error(MPI_ERR_OTHER);
     /* Position pos is ours and the reader stops at it until it is filled: a
      * failed access still publishes its record, marked void (the reader
      * consumes it without delivering), and returns the failure. */
@@ -1200,15 +1200,15 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
      * ring means the reader is a whole ring behind, so spin only briefly
      * before yielding the core (with more ranks than cores, the default spin
      * count made test_ring_full np=4 four times slower). */
-    narmai_waiter wt = {narmai_g.spin_count > 16 ? narmai_g.spin_count - 16 : 0};
+    narmau_waiter wt = {narmau_spin_count > 16 ? narmau_spin_count - 16 : 0};
     for (int first = 1; pos - hd >= t->slots; first = 0) {
         if (!first) {
             narmai_progress(); /* drain our own ring: the target may be waiting for it */
-            narmai_wait_step(&wt);
+            narmau_wait_step(&wt);
         }
-        NARMAI_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD,
+        NARMAU_MPI(MPI_Fetch_and_op(&none, &hd, MPI_UINT64_T, target, NARMAT_MPI_OFF_HEAD,
                                     MPI_NO_OP, t->ctl));
-        NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+        NARMAU_MPI(MPI_Win_flush(target, t->ctl));
         if (hd > t->hd[target]) t->hd[target] = hd;
     }
 
@@ -1222,13 +1222,13 @@ static int narmat_mpi_enqueue(struct narmai_win *w, int target, int kind, int ta
         chk | (u >> 32),
     };
     MPI_Aint off = t->off_ring + (MPI_Aint)(pos & (t->slots - 1)) * NARMAT_MPI_LINE;
-    NARMAI_MPI(MPI_Accumulate(rec, NARMAT_MPI_REC_WORDS, MPI_UINT64_T, target, off,
+    NARMAU_MPI(MPI_Accumulate(rec, NARMAT_MPI_REC_WORDS, MPI_UINT64_T, target, off,
                               NARMAT_MPI_REC_WORDS, MPI_UINT64_T, MPI_REPLACE, t->ctl));
-    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    NARMAU_MPI(MPI_Win_flush(target, t->ctl));
     return rc;
 }
 
-static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int ocount,
+static int narmat_mpi_put_notify(struct narmat_win *w, const void *oaddr, int ocount,
                                  MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                  MPI_Datatype ttype, int tag)
 {
@@ -1240,7 +1240,7 @@ static int narmat_mpi_put_notify(struct narmai_win *w, const void *oaddr, int oc
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_PUT, tag, bytes, bytes > 0);
 }
 
-static int narmat_mpi_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+static int narmat_mpi_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                                  int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
     int64_t bytes = 0;
@@ -1251,7 +1251,7 @@ static int narmat_mpi_get_notify(struct narmai_win *w, void *oaddr, int ocount, 
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_GET, tag, bytes, bytes > 0);
 }
 
-static int narmat_mpi_acc_notify(struct narmai_win *w, const void *oaddr, int ocount,
+static int narmat_mpi_acc_notify(struct narmat_win *w, const void *oaddr, int ocount,
                                  MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                                  MPI_Datatype ttype, MPI_Op op, int tag)
 {
@@ -1264,7 +1264,7 @@ static int narmat_mpi_acc_notify(struct narmai_win *w, const void *oaddr, int oc
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, bytes > 0);
 }
 
-static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
+static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb)
 {
     struct narmat_mpi *t = tp_of(w);
     int n = 0;
@@ -1333,30 +1333,30 @@ static int narmat_mpi_poll(struct narmai_win *w, narmat_note_cb cb)
 
 /* ---- control words ---- */
 
-static int narmat_mpi_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val)
+static int narmat_mpi_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
     struct narmat_mpi *t = tp_of(w);
     int rc = narmat_mpi_flush_dirty(t, target); /* release: data before the update */
     if (rc) return rc;
-    NARMAI_MPI(MPI_Accumulate(&val, 1, MPI_UINT64_T, target, ctl_offset(t, kind, arg), 1,
+    NARMAU_MPI(MPI_Accumulate(&val, 1, MPI_UINT64_T, target, ctl_offset(t, kind, arg), 1,
                               MPI_UINT64_T, MPI_SUM, t->ctl));
-    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    NARMAU_MPI(MPI_Win_flush(target, t->ctl));
     return NARMA_SUCCESS;
 }
 
-static int narmat_mpi_ctl_cas(struct narmai_win *w, int target, int kind, int arg,
+static int narmat_mpi_ctl_cas(struct narmat_win *w, int target, int kind, int arg,
                               uint64_t expected, uint64_t desired, uint64_t *old)
 {
     struct narmat_mpi *t = tp_of(w);
     int rc = narmat_mpi_flush_dirty(t, target);
     if (rc) return rc;
-    NARMAI_MPI(MPI_Compare_and_swap(&desired, &expected, old, MPI_UINT64_T, target,
+    NARMAU_MPI(MPI_Compare_and_swap(&desired, &expected, old, MPI_UINT64_T, target,
                                     ctl_offset(t, kind, arg), t->ctl));
-    NARMAI_MPI(MPI_Win_flush(target, t->ctl));
+    NARMAU_MPI(MPI_Win_flush(target, t->ctl));
     return NARMA_SUCCESS;
 }
 
-static uint64_t narmat_mpi_ctl_load(struct narmai_win *w, int kind, int arg)
+static uint64_t narmat_mpi_ctl_load(struct narmat_win *w, int kind, int arg)
 {
     struct narmat_mpi *t = tp_of(w);
     uint64_t v = 0;

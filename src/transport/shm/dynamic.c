@@ -130,7 +130,7 @@ static int publish(struct narmat_dyn_local *l)
     if (regs == NULL || pages == NULL) {
         free(regs);
         free(pages);
-        return NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window region table");
+        return NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window region table");
     }
     memcpy(regs, l->reg, (size_t)l->n * sizeof *regs);
     qsort(regs, (size_t)l->n, sizeof *regs, cmp_region);
@@ -177,17 +177,17 @@ int narmat_dyn_attach(struct narmat_dyn *d, void *base, size_t size)
 {
     struct narmat_dyn_local *l = d->local;
     const uint64_t b = (uint64_t)(uintptr_t)base;
-    if (size > UINT64_MAX - b) return NARMAI_ERR(NARMA_ERR_ATTACH, "region wraps around");
+    if (size > UINT64_MAX - b) return NARMAU_ERR(NARMA_ERR_ATTACH, "region wraps around");
     for (int i = 0; i < l->n; i++) {
         const struct narmat_dyn_region *r = &l->reg[i];
         /* Same base too: detach names a region by its base (as on the mpi transport). */
         if ((b < r->end && r->base < b + size) || b == r->base)
-            return NARMAI_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
+            return NARMAU_ERR(NARMA_ERR_ATTACH, "region overlaps one already attached");
     }
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 16;
         struct narmat_dyn_region *r = realloc(l->reg, (size_t)cap * sizeof *r);
-        if (r == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window regions");
+        if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window regions");
         l->reg = r;
         l->cap = cap;
     }
@@ -199,7 +199,7 @@ int narmat_dyn_attach(struct narmat_dyn *d, void *base, size_t size)
             0)
             reg.moved = 1;
         else /* one line under NARMA_VERBOSE; the region is attached all the same */
-            (void)NARMAI_ERR(NARMA_ERR_UNSUPPORTED,
+            (void)NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
                              "region %p of %zu bytes is reached through the kernel: %s", base, size,
                              why);
     }
@@ -221,7 +221,7 @@ int narmat_dyn_detach(struct narmat_dyn *d, const void *base)
     int i = l->n - 1;
     while (i >= 0 && l->reg[i].base != b)
         i--;
-    if (i < 0) return NARMAI_ERR(NARMA_ERR_ATTACH, "no region attached at %p", base);
+    if (i < 0) return NARMAU_ERR(NARMA_ERR_ATTACH, "no region attached at %p", base);
     struct narmat_dyn_region reg = l->reg[i];
     memmove(&l->reg[i], &l->reg[i + 1], (size_t)(l->n - i - 1) * sizeof *l->reg);
     l->n--;
@@ -278,7 +278,7 @@ static int copy_table(struct narmat_dyn *d, int t)
         } else {
             free(rg);
             free(rn);
-            return NARMAI_ERR(NARMA_ERR_NO_MEM, "copy of rank %d's region table", t);
+            return NARMAU_ERR(NARMA_ERR_NO_MEM, "copy of rank %d's region table", t);
         }
         /* Acquire fence: the copy above happens before the version is read again. */
         narmau_atomic_fence_acq();
@@ -296,7 +296,7 @@ static int copy_table(struct narmat_dyn *d, int t)
         }
         free(rg);
         free(rn);
-        if (attempt > 1000) return NARMAI_ERR(NARMA_ERR_MPI, "cannot read rank %d's regions", t);
+        if (attempt > 1000) return NARMAU_ERR(NARMA_ERR_MPI, "cannot read rank %d's regions", t);
     }
 }
 
@@ -411,7 +411,7 @@ static int copy_batch(const struct narmat_dyn_peer *p, int t, struct iovec *li, 
     ssize_t got = write ? process_vm_writev(pid, li, (unsigned long)n, ri, (unsigned long)n, 0)
                         : process_vm_readv(pid, li, (unsigned long)n, ri, (unsigned long)n, 0);
     if (got == (ssize_t)want) return NARMA_SUCCESS;
-    return NARMAI_ERR(NARMA_ERR_DISP, "%s rank %d's memory at %p: %s",
+    return NARMAU_ERR(NARMA_ERR_DISP, "%s rank %d's memory at %p: %s",
                       write ? "writing" : "reading", t, ri[0].iov_base,
                       got < 0 ? strerror(errno) : "short copy");
 }
@@ -430,7 +430,7 @@ int narmat_dyn_copy(struct narmat_dyn *d, int t, uint64_t disp, const narmau_dty
         return li[0].iov_len ? copy_batch(p, t, li, ri, 1, write) : NARMA_SUCCESS;
     }
     if (td->nblocks < 0)
-        return NARMAI_ERR(NARMA_ERR_TYPE, "target type cannot be flattened for a copy through "
+        return NARMAU_ERR(NARMA_ERR_TYPE, "target type cannot be flattened for a copy through "
                                           "the kernel");
     for (int i = 0; i < tcount; i++)
         for (int k = 0; k < td->nblocks; k++) {

@@ -66,7 +66,7 @@ struct shm_hdr {
     uint64_t magic, version, slot_size, slot_count;
 };
 
-static inline struct shm_state *st(struct narmai_win *w) { return (struct shm_state *)w->tp; }
+static inline struct shm_state *st(struct narmat_win *w) { return (struct shm_state *)w->tp; }
 
 static inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -119,9 +119,9 @@ static void shm_state_free(struct shm_state *s)
  * pages) make it unable to share its memory instead, so that every rank falls
  * back to the mpi transport; for dynamic windows, stage 6 (reading a peer's
  * memory, dynamic.h) does the same. */
-static int shm_test_fail(const struct narmai_win *w, int stage)
+static int shm_test_fail(const struct narmat_win *w, int stage)
 {
-    return narmat_test_fail_alloc(w->rank, stage);
+    return narmat_test_fail_alloc(stage);
 }
 
 /* Window creation is collective and a rank that fails must not leave the
@@ -150,11 +150,11 @@ static int shm_verdict(int rc, struct shm_status all)
     if (all.err != NARMA_SUCCESS)
         return rc != NARMA_SUCCESS && rc != NARMA_ERR_UNSUPPORTED
                    ? rc
-                   : NARMAI_ERR(all.err, "another rank could not create its part of the window");
+                   : NARMAU_ERR(all.err, "another rank could not create its part of the window");
     if (all.fallback)
         return rc == NARMA_ERR_UNSUPPORTED
                    ? rc
-                   : NARMAI_ERR(NARMA_ERR_UNSUPPORTED,
+                   : NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
                                 "another rank's Win_create memory cannot be shared");
     return rc;
 }
@@ -165,7 +165,7 @@ static int shm_agree(int rc, MPI_Comm comm, int *out)
     int v[2] = {st.err, st.fallback};
     int mrc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm);
     if (mrc != MPI_SUCCESS) {
-        *out = rc ? rc : narmai_mpi_error(mrc);
+        *out = rc ? rc : narmau_mpi_error(mrc);
         return -1;
     }
     st.err = v[0];
@@ -174,7 +174,7 @@ static int shm_agree(int rc, MPI_Comm comm, int *out)
     return 0;
 }
 
-static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Info info)
+static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     (void)info;
     const size_t p = (size_t)w->size;
@@ -202,24 +202,24 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         s->head_copy = calloc(p, sizeof(uint64_t));
     }
     if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL || shm_test_fail(w, 1))
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window state");
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window state");
     else if (size > PTRDIFF_MAX / 2)
-        rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
     else if (create) {
         narmat_usermem_span(base, (size_t)size, &ustart, &ulen);
         const char *env = getenv("NARMA_SHM_CREATE");
         if (env != NULL && env[0] == '0')
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: Win_create memory is "
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: Win_create memory is "
                                                    "not moved to shared memory");
         else if (!narmat_usermem_movable(ustart, ulen, why, sizeof why))
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
     } else if (dynamic) {
         const char *env = getenv("NARMA_SHM_CREATE");
         if (env != NULL && env[0] == '0')
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: attached memory is not "
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: attached memory is not "
                                                    "moved to shared memory");
         else if (narmat_usermem_hooks_active())
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED,
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
                             "UCX's memory hooks are active in this process (UCX_MEM_EVENTS=no "
                             "lets narma share attached memory on one node)");
         else
@@ -230,7 +230,7 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
     int slots_max = (int)narmai_g.ring_slots;
     if ((mrc = MPI_Allreduce(MPI_IN_PLACE, &slots_max, 1, MPI_INT, MPI_MAX, w->comm)) !=
         MPI_SUCCESS) {
-        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
         goto out;
     }
     if (shm_agree(rc, w->comm, &rc) || rc != NARMA_SUCCESS) goto out;
@@ -263,17 +263,17 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         s->myring = (struct narmat_ring *)(myseg + s->off_ring);
         narmat_ring_init(s->myring, slots);
         if (shm_test_fail(w, 2))
-            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm segment");
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm segment");
         else if (create && narmat_usermem_share(&s->um, ustart, ulen, why, sizeof why) != 0)
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
         else if (create && shm_test_fail(w, 4)) /* after moving its pages, as the others did */
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "test hook: Win_create memory not shared");
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "test hook: Win_create memory not shared");
         else if (dynamic &&
                  (s->dyn = narmat_dyn_new(w->rank, w->size,
                                           (struct narmat_dyn_pub *)(myseg + 3 * LINE))) == NULL)
-            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "dynamic window state");
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window state");
         else if (dynamic && narmat_dyn_info_mine(&mine.dyn, myseg, why, sizeof why) != 0)
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "dynamic window: %s", why);
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "dynamic window: %s", why);
         else if (create) {
             mine.map_off = (char *)base - s->um.obj_start;
             mine.map_len = s->um.obj_len;
@@ -282,14 +282,14 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             mine.map_ino = s->um.ino;
         }
     } else {
-        rc = narmai_mpi_error(mrc);
+        rc = narmau_mpi_error(mrc);
     }
 
     /* The sizes every rank needs, with each rank's status from stage 2. */
     mine.status = rc;
     if ((mrc = MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
                              w->comm)) != MPI_SUCCESS) {
-        if (rc == NARMA_SUCCESS) rc = narmai_mpi_error(mrc);
+        if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
         goto out;
     }
     /* MPI_Win_free is collective: the window can be freed on error only when
@@ -310,7 +310,7 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         char *seg;
         mrc = MPI_Win_shared_query(s->shwin, r, &qsize, &qdisp, &seg);
         if (mrc != MPI_SUCCESS) {
-            rc = narmai_mpi_error(mrc);
+            rc = narmau_mpi_error(mrc);
             break;
         }
         struct shm_peer *pr = &s->peers[r];
@@ -321,9 +321,9 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
         if (dynamic) {
             narmat_dyn_set_peer(s->dyn, r, (struct narmat_dyn_pub *)(seg + 3 * LINE), &all[r].dyn);
             if (shm_test_fail(w, 6))
-                rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "test hook: peers' memory not readable");
+                rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "test hook: peers' memory not readable");
             else if (narmat_dyn_probe(s->dyn, r, SHM_MAGIC, why, sizeof why) != 0)
-                rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "dynamic window: %s", why);
+                rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "dynamic window: %s", why);
             continue;
         }
         if (w->flavor != MPI_WIN_FLAVOR_CREATE) continue;
@@ -337,13 +337,13 @@ static int shm_win_init(struct narmai_win *w, void *base, MPI_Aint size, MPI_Inf
             pr->map = narmat_usermem_map(all[r].map_name, all[r].map_dev, all[r].map_ino,
                                          all[r].map_len, why, sizeof why);
         if (pr->map == NULL) {
-            rc = NARMAI_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "rank %d's Win_create memory: %s", r, why);
             break;
         }
         pr->map_len = all[r].map_len;
         pr->data = pr->map + all[r].map_off;
     }
-    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm peers");
     /* Rings and control words are initialised everywhere before anyone uses
      * them (the fence orders our stores before the collective that doubles as
      * the barrier), and every rank learns whether all mapped their peers. */
@@ -367,7 +367,7 @@ out:
     return rc;
 }
 
-static int shm_win_free(struct narmai_win *w)
+static int shm_win_free(struct narmat_win *w)
 {
     struct shm_state *s = st(w);
     /* Nobody may still write into our segment (a late notification): the
@@ -379,7 +379,7 @@ static int shm_win_free(struct narmai_win *w)
     free(s);
     w->tp = NULL;
     w->attr_win = MPI_WIN_NULL;
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmai_mpi_error(rc);
+    return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(rc);
 }
 
 /* Dynamic windows: disp is the target's address; [disp + lo, disp + hi) must
@@ -393,7 +393,7 @@ static inline int dyn_bytes(MPI_Aint disp, MPI_Aint lo, MPI_Aint hi, uint64_t *a
     return *a <= *b ? 0 : -1;
 }
 
-static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+static int shm_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
                             MPI_Aint hi)
 {
     const struct shm_peer *p = &st(w)->peers[target];
@@ -402,7 +402,7 @@ static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI
         uint64_t a, b;
         if (dyn_bytes(disp, lo, hi, &a, &b) == 0 && narmat_dyn_check(st(w)->dyn, target, a, b) == 0)
             return NARMA_SUCCESS;
-        return NARMAI_ERR(NARMA_ERR_DISP,
+        return NARMAU_ERR(NARMA_ERR_DISP,
                           "bytes [%#lx + %ld, %#lx + %ld) are not all attached at rank %d",
                           (unsigned long)disp, (long)lo, (unsigned long)disp, (long)hi, target);
     }
@@ -412,7 +412,7 @@ static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI
     if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ||
         __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
         first < 0 || end > p->size)
-        return NARMAI_ERR(NARMA_ERR_DISP,
+        return NARMAU_ERR(NARMA_ERR_DISP,
                           "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window "
                           "of %ld bytes",
                           (long)disp, p->disp_unit, (long)lo, (long)hi, target, (long)p->size);
@@ -421,7 +421,7 @@ static int shm_check_bounds(struct narmai_win *w, int target, MPI_Aint disp, MPI
 
 /* Only for accesses check_bounds accepted: an overflowing product belongs to an
  * access of no byte, which gets the window's base. */
-static inline char *taddr(struct narmai_win *w, int target, MPI_Aint disp)
+static inline char *taddr(struct narmat_win *w, int target, MPI_Aint disp)
 {
     const struct shm_peer *p = &st(w)->peers[target];
     MPI_Aint off;
@@ -441,7 +441,7 @@ struct dyn_access {
     uint64_t lock; /* the lock narmau_acc_apply takes inside a buffer: mine alone */
 };
 
-static int dyn_begin(struct narmai_win *w, int target, MPI_Aint disp, int tcount,
+static int dyn_begin(struct narmat_win *w, int target, MPI_Aint disp, int tcount,
                      const narmau_dtype *td, int read, int lock, struct dyn_access *x)
 {
     struct shm_state *s = st(w);
@@ -451,7 +451,7 @@ static int dyn_begin(struct narmai_win *w, int target, MPI_Aint disp, int tcount
     memset(x, 0, sizeof *x);
     narmau_dtype_span(td, tcount, &lo, &hi);
     if (dyn_bytes(disp, lo, hi, &a, &b) != 0)
-        return NARMAI_ERR(NARMA_ERR_DISP, "access at %#lx wraps", (unsigned long)disp);
+        return NARMAU_ERR(NARMA_ERR_DISP, "access at %#lx wraps", (unsigned long)disp);
     int rc = narmat_dyn_where(s->dyn, target, a, b, &map);
     if (rc < 0) return NARMA_ERR_DISP;
     if (rc == 0) {
@@ -459,7 +459,7 @@ static int dyn_begin(struct narmai_win *w, int target, MPI_Aint disp, int tcount
         return NARMA_SUCCESS;
     }
     if ((x->buf = malloc((size_t)(hi - lo) + 1)) == NULL)
-        return NARMAI_ERR(NARMA_ERR_NO_MEM, "staging %ld bytes", (long)(hi - lo));
+        return NARMAU_ERR(NARMA_ERR_NO_MEM, "staging %ld bytes", (long)(hi - lo));
     x->lo = lo;
     x->at = x->buf - lo;
     if (lock) {
@@ -470,7 +470,7 @@ static int dyn_begin(struct narmai_win *w, int target, MPI_Aint disp, int tcount
     return rc;
 }
 
-static int dyn_end(struct narmai_win *w, int target, MPI_Aint disp, int tcount,
+static int dyn_end(struct narmat_win *w, int target, MPI_Aint disp, int tcount,
                    const narmau_dtype *td, int write, int rc, struct dyn_access *x)
 {
     struct shm_state *s = st(w);
@@ -482,7 +482,7 @@ static int dyn_end(struct narmai_win *w, int target, MPI_Aint disp, int tcount,
     return rc;
 }
 
-static int shm_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
@@ -496,7 +496,7 @@ static int shm_put(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
     return dyn_end(w, target, disp, tcount, td, 1, rc, &x);
 }
 
-static int shm_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+static int shm_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                    MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
@@ -515,7 +515,7 @@ static int shm_get(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype o
  * laid out as MPI lays out count elements of that type: element i at
  * i * extent, so pair types with padding (MPI_DOUBLE_INT: 12 data bytes,
  * extent 16) need n * extent bytes, not n * size. */
-static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
@@ -524,7 +524,7 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
     if (td->basic == MPI_DATATYPE_NULL)
-        return NARMAI_ERR(NARMA_ERR_TYPE, "accumulate target type mixes basic types");
+        return NARMAU_ERR(NARMA_ERR_TYPE, "accumulate target type mixes basic types");
     MPI_Aint n = td->basic_size ? (MPI_Aint)tcount * td->size / td->basic_size : 0;
     if (n == 0) return NARMA_SUCCESS;
     const narmau_dtype *bd;
@@ -537,7 +537,7 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
         if (od->contiguous && od->basic == td->basic) {
             origin = (const char *)oaddr + od->true_lb;
         } else {
-            if ((otmp = malloc(bytes)) == NULL) return NARMAI_ERR(NARMA_ERR_NO_MEM, "acc");
+            if ((otmp = malloc(bytes)) == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "acc");
             if ((rc = narmau_dtype_copy(otmp, (int)n, td->basic, oaddr, ocount, otype))) goto out;
             origin = otmp;
         }
@@ -548,7 +548,7 @@ static int shm_acc(struct narmai_win *w, const void *oaddr, int ocount, MPI_Data
             (MPI_Aint)rcount * rd->size == (MPI_Aint)bytes) {
             result = (char *)raddr + rd->true_lb;
         } else if ((result = rtmp = malloc(bytes)) == NULL) {
-            rc = NARMAI_ERR(NARMA_ERR_NO_MEM, "acc");
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "acc");
             goto out;
         }
     }
@@ -570,7 +570,7 @@ out:
     return rc;
 }
 
-static int shm_cas(struct narmai_win *w, const void *oaddr, const void *caddr, void *raddr,
+static int shm_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                    MPI_Datatype type, int target, MPI_Aint disp)
 {
     if (st(w)->dyn == NULL)
@@ -584,13 +584,13 @@ static int shm_cas(struct narmai_win *w, const void *oaddr, const void *caddr, v
     return dyn_end(w, target, disp, 1, td, 1, rc, &x);
 }
 
-static int shm_attach(struct narmai_win *w, void *base, MPI_Aint size)
+static int shm_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
     if (st(w)->dyn == NULL) return narmat_enosys_attach(w, base, size);
     return narmat_dyn_attach(st(w)->dyn, base, (size_t)size);
 }
 
-static int shm_detach(struct narmai_win *w, const void *base)
+static int shm_detach(struct narmat_win *w, const void *base)
 {
     if (st(w)->dyn == NULL) return narmat_enosys_detach(w, base);
     return narmat_dyn_detach(st(w)->dyn, base);
@@ -598,13 +598,13 @@ static int shm_detach(struct narmai_win *w, const void *base)
 
 /* Loads and stores are complete when they retire; a full fence makes them
  * visible before anything this process does next (flags, MPI messages). */
-static int shm_flush(struct narmai_win *w, int target)
+static int shm_flush(struct narmat_win *w, int target)
 {
     narmau_atomic_fence_seq_cst();
     return NARMA_SUCCESS;
 }
 
-static int shm_sync(struct narmai_win *w)
+static int shm_sync(struct narmat_win *w)
 {
     narmau_atomic_fence_seq_cst();
     return NARMA_SUCCESS;
@@ -613,17 +613,17 @@ static int shm_sync(struct narmai_win *w)
 /* Enqueue one notification at target; waits (driving progress) while its ring
  * is full. The data of the access must already be in place: the publish
  * releases it together with the record. */
-static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, MPI_Aint disp,
+static void shm_enqueue(struct narmat_win *w, int target, int kind, int tag, MPI_Aint disp,
                         const narmau_dtype *td, int tcount)
 {
     struct shm_state *s = st(w);
     struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
     uint64_t pos;
     struct narmat_rec *rec;
-    narmai_waiter wt = {0};
+    narmau_waiter wt = {0};
     while ((rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos)) == NULL) {
         narmai_progress(); /* drain our own ring: two ranks filling each other's cannot deadlock */
-        narmai_wait_step(&wt);
+        narmau_wait_step(&wt);
     }
     rec->src = w->rank;
     rec->tag = tag;
@@ -634,7 +634,7 @@ static void shm_enqueue(struct narmai_win *w, int target, int kind, int tag, MPI
     narmat_ring_publish(rec, pos);
 }
 
-static int shm_put_notify(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_put_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
     const narmau_dtype *td;
@@ -647,7 +647,7 @@ static int shm_put_notify(struct narmai_win *w, const void *oaddr, int ocount, M
     return NARMA_SUCCESS;
 }
 
-static int shm_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
     const narmau_dtype *td;
@@ -660,7 +660,7 @@ static int shm_get_notify(struct narmai_win *w, void *oaddr, int ocount, MPI_Dat
     return NARMA_SUCCESS;
 }
 
-static int shm_acc_notify(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+static int shm_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                           int tag)
 {
@@ -674,7 +674,7 @@ static int shm_acc_notify(struct narmai_win *w, const void *oaddr, int ocount, M
     return NARMA_SUCCESS;
 }
 
-static int shm_poll(struct narmai_win *w, narmat_note_cb cb)
+static int shm_poll(struct narmat_win *w, narmat_note_cb cb)
 {
     struct shm_state *s = st(w);
     const struct shm_peer *me = &s->peers[w->rank];
@@ -696,7 +696,7 @@ static int shm_poll(struct narmai_win *w, narmat_note_cb cb)
     return n;
 }
 
-static int shm_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint64_t val)
+static int shm_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
     /* acq_rel RMW: releases this process's earlier data stores to whoever
      * acquires the word (shm_ctl_load). */
@@ -704,7 +704,7 @@ static int shm_ctl_add(struct narmai_win *w, int target, int kind, int arg, uint
     return NARMA_SUCCESS;
 }
 
-static int shm_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint64_t expected,
+static int shm_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
                        uint64_t desired, uint64_t *old)
 {
     uint64_t e = expected;
@@ -713,7 +713,7 @@ static int shm_ctl_cas(struct narmai_win *w, int target, int kind, int arg, uint
     return NARMA_SUCCESS;
 }
 
-static uint64_t shm_ctl_load(struct narmai_win *w, int kind, int arg)
+static uint64_t shm_ctl_load(struct narmat_win *w, int kind, int arg)
 {
     /* Acquire: pairs with the peers' ctl_add/cas; their data is visible after. */
     return narmau_atomic_load_acq_u64(ctl_word(st(w), w->rank, kind, arg));
