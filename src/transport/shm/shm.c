@@ -13,14 +13,19 @@
  *   [0]                 header: magic, layout version, slot size, slot count
  *   [LOCK]              passive-target lock word
  *   [ACCLOCK]           lock for accumulates on elements wider than 8 bytes
+ *   [DYN]               dynamic windows: where the rank's region table is (dynamic.h)
  *   [FENCE + 64*k]      fence-barrier round k counter, k < 64
  *   [GRANT + 64*r]      exposures rank r granted me
  *   [DONE + 64*r]       access epochs rank r completed toward me
  *   [RING]              notification ring (tail line + slots)
  *   [DATA]              the user's window memory (page aligned)
  * One word per cache line: writers from different ranks never false-share.
+ * Win_create windows have no DATA: the program's pages are moved onto shared
+ * memory (usermem.h); dynamic windows neither: attached pages move onto the
+ * process's arena and peers map them (dynamic.h).
  */
 #include "transport/transport.h"
+#include "transport/shm/dynamic.h"
 #include "transport/shm/ring.h"
 #include "transport/shm/usermem.h"
 #include "util/acc_ops.h"
@@ -32,7 +37,7 @@
 #include <sys/mman.h>
 
 #define SHM_MAGIC            UINT64_C(0x6e61726d6173686d) /* "narmashm" */
-#define SHM_LAYOUT_VERSION   1
+#define SHM_LAYOUT_VERSION   2
 #define LINE                 NARMAT_CACHELINE
 #define PAGE                 4096
 #define NARMAT_SHM_NOTE_VOID 0 /* record kind of a failed access (narmat_note_kind starts at 1) */
@@ -55,6 +60,7 @@ struct shm_state {
     uint32_t mask;       /* slots - 1 */
     size_t off_fence, off_grant, off_done, off_ring, off_data;
     struct narmat_usermem um; /* Win_create: my pages, moved onto shared memory */
+    struct narmat_dyn *dyn;   /* dynamic windows: attached regions (dynamic.h); else NULL */
 };
 
 struct shm_hdr {
@@ -94,6 +100,8 @@ static void shm_usermem_release(struct shm_state *s, int p)
             s->peers[r].map = NULL;
         }
     narmat_usermem_restore(&s->um);
+    narmat_dyn_free(s->dyn);
+    s->dyn = NULL;
 }
 
 static void shm_state_free(struct shm_state *s)
@@ -110,7 +118,8 @@ static void shm_state_free(struct shm_state *s)
  * that tests can show every rank returns an error and none hangs; for
  * Win_create, stages 4 (after moving its pages) and 5 (mapping the peers'
  * pages) make it unable to share its memory instead, so that every rank falls
- * back to the mpi transport. */
+ * back to the mpi transport; for dynamic windows, stage 6 (reading a peer's
+ * memory, dynamic.h) does the same. */
 static int shm_test_fail(const struct narmat_win *w, int stage)
 {
     return narmat_test_fail_alloc(stage);
@@ -173,6 +182,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     /* Memory already shared through an MPI window (w->shared_win) moves nowhere. */
     const int shared = w->shared_win != MPI_WIN_NULL;
     const int create = w->flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !shared;
+    const int dynamic = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
     struct geom {
         MPI_Aint size;
         int disp_unit;
@@ -182,7 +192,8 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         size_t map_len;                     /* Win_create: bytes of whole pages */
         char map_name[NARMAT_USERMEM_NAME]; /* Win_create: the pages' shared object */
         uint64_t map_dev, map_ino;          /* Win_create: its identity */
-    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, "", 0, 0},
+        struct narmat_dyn_info dyn;         /* dynamic windows */
+    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, "", 0, 0, {0}},
       *all = malloc(p * sizeof(mine));
     int rc = NARMA_SUCCESS, mrc, can_free = 0;
     char *myseg = NULL, *ustart = NULL, why[256] = "";
@@ -205,6 +216,17 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
                                                    "not moved to shared memory");
         else if (!narmat_usermem_movable(ustart, ulen, why, sizeof why))
             rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
+    } else if (dynamic) {
+        const char *env = getenv("NARMA_SHM_CREATE");
+        if (env != NULL && env[0] == '0')
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: attached memory is not "
+                                                   "moved to shared memory");
+        else if (narmat_usermem_hooks_active())
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
+                            "UCX's memory hooks are active in this process (UCX_MEM_EVENTS=no "
+                            "lets narma share attached memory on one node)");
+        else
+            narmat_dyn_allow_peers();
     }
 
     /* Agree on the ring geometry (every rank must use the same) and on stage 1. */
@@ -217,7 +239,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     if (shm_agree(rc, w->comm, &rc) || rc != NARMA_SUCCESS) goto out;
     const unsigned slots = (unsigned)slots_max;
     s->mask = slots - 1;
-    s->off_fence = 3 * LINE;
+    s->off_fence = 4 * LINE;
     s->off_grant = s->off_fence + NARMAT_FENCE_ROUNDS * LINE;
     s->off_done = s->off_grant + p * LINE;
     s->off_ring = s->off_done + p * LINE;
@@ -249,6 +271,12 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
             rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
         else if (create && shm_test_fail(w, 4)) /* after moving its pages, as the others did */
             rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "test hook: Win_create memory not shared");
+        else if (dynamic &&
+                 (s->dyn = narmat_dyn_new(w->rank, w->size,
+                                          (struct narmat_dyn_pub *)(myseg + 3 * LINE))) == NULL)
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window state");
+        else if (dynamic && narmat_dyn_info_mine(&mine.dyn, myseg, why, sizeof why) != 0)
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "dynamic window: %s", why);
         else if (create) {
             mine.map_off = (char *)base - s->um.obj_start;
             mine.map_len = s->um.obj_len;
@@ -293,6 +321,14 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         pr->data = seg + s->off_data;
         pr->size = all[r].size;
         pr->disp_unit = all[r].disp_unit;
+        if (dynamic) {
+            narmat_dyn_set_peer(s->dyn, r, (struct narmat_dyn_pub *)(seg + 3 * LINE), &all[r].dyn);
+            if (shm_test_fail(w, 6))
+                rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "test hook: peers' memory not readable");
+            else if (narmat_dyn_probe(s->dyn, r, SHM_MAGIC, why, sizeof why) != 0)
+                rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "dynamic window: %s", why);
+            continue;
+        }
         if (w->flavor != MPI_WIN_FLAVOR_CREATE) continue;
         if (shared) {
             MPI_Aint ssize;
@@ -356,11 +392,30 @@ static int shm_win_free(struct narmat_win *w)
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(rc);
 }
 
+/* Dynamic windows: disp is the target's address; [disp + lo, disp + hi) must
+ * not wrap. 0 and the bytes, or -1. */
+static inline int dyn_bytes(MPI_Aint disp, MPI_Aint lo, MPI_Aint hi, uint64_t *a, uint64_t *b)
+{
+    MPI_Aint x, y;
+    if (__builtin_add_overflow(disp, lo, &x) || __builtin_add_overflow(disp, hi, &y)) return -1;
+    *a = (uint64_t)x;
+    *b = (uint64_t)y;
+    return *a <= *b ? 0 : -1;
+}
+
 static int shm_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
                             MPI_Aint hi)
 {
     const struct shm_peer *p = &st(w)->peers[target];
     if (hi <= lo) return NARMA_SUCCESS; /* no byte accessed */
+    if (st(w)->dyn != NULL) {
+        uint64_t a, b;
+        if (dyn_bytes(disp, lo, hi, &a, &b) == 0 && narmat_dyn_check(st(w)->dyn, target, a, b) == 0)
+            return NARMA_SUCCESS;
+        return NARMAU_ERR(NARMA_ERR_DISP,
+                          "bytes [%#lx + %ld, %#lx + %ld) are not all attached at rank %d",
+                          (unsigned long)disp, (long)lo, (unsigned long)disp, (long)hi, target);
+    }
     /* [disp * disp_unit + lo, disp * disp_unit + hi) inside [0, size); a product
      * or sum that overflows would wrap to an address inside the window. */
     MPI_Aint off, first, end;
@@ -383,18 +438,86 @@ static inline char *taddr(struct narmat_win *w, int target, MPI_Aint disp)
     return __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ? p->data : p->data + off;
 }
 
+/* Where a dynamic window's target bytes are for an access of tcount ttype at
+ * disp (checked): t->at is my address standing for the target's address disp,
+ * either in a view of its pages or, for memory reached through the kernel, in
+ * a buffer that dyn_begin filled (read: 1) and dyn_end writes back (write: 1).
+ * Accumulates on such memory hold the target's accumulate lock in between. */
+struct dyn_access {
+    char *at;
+    char *buf;   /* NULL: a view, nothing to copy back */
+    MPI_Aint lo; /* the buffer holds the target's bytes from disp + lo */
+    int locked;
+    uint64_t lock; /* the lock narmau_acc_apply takes inside a buffer: mine alone */
+};
+
+static int dyn_begin(struct narmat_win *w, int target, MPI_Aint disp, int tcount,
+                     const narmau_dtype *td, int read, int lock, struct dyn_access *x)
+{
+    struct shm_state *s = st(w);
+    MPI_Aint lo, hi;
+    uint64_t a, b;
+    char *map;
+    memset(x, 0, sizeof *x);
+    narmau_dtype_span(td, tcount, &lo, &hi);
+    if (dyn_bytes(disp, lo, hi, &a, &b) != 0)
+        return NARMAU_ERR(NARMA_ERR_DISP, "access at %#lx wraps", (unsigned long)disp);
+    int rc = narmat_dyn_where(s->dyn, target, a, b, &map);
+    if (rc < 0) return NARMA_ERR_DISP;
+    if (rc == 0) {
+        x->at = map - lo;
+        return NARMA_SUCCESS;
+    }
+    if ((x->buf = malloc((size_t)(hi - lo) + 1)) == NULL)
+        return NARMAU_ERR(NARMA_ERR_NO_MEM, "staging %ld bytes", (long)(hi - lo));
+    x->lo = lo;
+    x->at = x->buf - lo;
+    if (lock) {
+        narmau_acc_lock(acc_lock(s, target));
+        x->locked = 1;
+    }
+    rc = read ? narmat_dyn_copy(s->dyn, target, (uint64_t)disp, td, tcount, x->buf, a, 0) : 0;
+    return rc;
+}
+
+static int dyn_end(struct narmat_win *w, int target, MPI_Aint disp, int tcount,
+                   const narmau_dtype *td, int write, int rc, struct dyn_access *x)
+{
+    struct shm_state *s = st(w);
+    if (x->buf != NULL && write && rc == NARMA_SUCCESS)
+        rc = narmat_dyn_copy(s->dyn, target, (uint64_t)disp, td, tcount, x->buf,
+                             (uint64_t)(disp + x->lo), 1);
+    if (x->locked) narmau_acc_unlock(acc_lock(s, target));
+    free(x->buf);
+    return rc;
+}
+
 static int shm_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
-    return narmau_dtype_copy(taddr(w, target, disp), tcount, ttype, oaddr, ocount, otype);
+    if (st(w)->dyn == NULL)
+        return narmau_dtype_copy(taddr(w, target, disp), tcount, ttype, oaddr, ocount, otype);
+    const narmau_dtype *td;
+    struct dyn_access x;
+    int rc = narmau_dtype_get(ttype, &td);
+    if (rc || (rc = dyn_begin(w, target, disp, tcount, td, 0, 0, &x))) return rc;
+    rc = narmau_dtype_copy(x.at, tcount, ttype, oaddr, ocount, otype);
+    return dyn_end(w, target, disp, tcount, td, 1, rc, &x);
 }
 
 static int shm_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
                    MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
-    return narmau_dtype_copy(oaddr, ocount, otype, taddr(w, target, disp), tcount, ttype);
+    if (st(w)->dyn == NULL)
+        return narmau_dtype_copy(oaddr, ocount, otype, taddr(w, target, disp), tcount, ttype);
+    const narmau_dtype *td;
+    struct dyn_access x;
+    int rc = narmau_dtype_get(ttype, &td);
+    if (rc || (rc = dyn_begin(w, target, disp, tcount, td, 1, 0, &x))) return rc;
+    rc = narmau_dtype_copy(oaddr, ocount, otype, x.at, tcount, ttype);
+    return dyn_end(w, target, disp, tcount, td, 0, rc, &x);
 }
 
 /* Accumulate family: origin (and result) staged as arrays of the target's
@@ -439,8 +562,16 @@ static int shm_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Data
             goto out;
         }
     }
-    rc = narmau_acc_apply(taddr(w, target, disp), tcount, ttype, origin, result, op,
-                          acc_lock(st(w), target));
+    if (st(w)->dyn == NULL) {
+        rc = narmau_acc_apply(taddr(w, target, disp), tcount, ttype, origin, result, op,
+                              acc_lock(st(w), target));
+    } else {
+        struct dyn_access x;
+        if ((rc = dyn_begin(w, target, disp, tcount, td, 1, 1, &x)) == NARMA_SUCCESS)
+            rc = narmau_acc_apply(x.at, tcount, ttype, origin, result, op,
+                                  x.buf ? &x.lock : acc_lock(st(w), target));
+        rc = dyn_end(w, target, disp, tcount, td, op != MPI_NO_OP, rc, &x);
+    }
     if (rc == NARMA_SUCCESS && rtmp != NULL)
         rc = narmau_dtype_copy(raddr, rcount, rtype, rtmp, (int)n, td->basic);
 out:
@@ -452,8 +583,27 @@ out:
 static int shm_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                    MPI_Datatype type, int target, MPI_Aint disp)
 {
-    return narmau_acc_cas(taddr(w, target, disp), oaddr, caddr, raddr, type,
-                          acc_lock(st(w), target));
+    if (st(w)->dyn == NULL)
+        return narmau_acc_cas(taddr(w, target, disp), oaddr, caddr, raddr, type,
+                              acc_lock(st(w), target));
+    const narmau_dtype *td;
+    struct dyn_access x;
+    int rc = narmau_dtype_get(type, &td);
+    if (rc || (rc = dyn_begin(w, target, disp, 1, td, 1, 1, &x))) return rc;
+    rc = narmau_acc_cas(x.at, oaddr, caddr, raddr, type, x.buf ? &x.lock : acc_lock(st(w), target));
+    return dyn_end(w, target, disp, 1, td, 1, rc, &x);
+}
+
+static int shm_attach(struct narmat_win *w, void *base, MPI_Aint size)
+{
+    if (st(w)->dyn == NULL) return narmat_enosys_attach(w, base, size);
+    return narmat_dyn_attach(st(w)->dyn, base, (size_t)size);
+}
+
+static int shm_detach(struct narmat_win *w, const void *base)
+{
+    if (st(w)->dyn == NULL) return narmat_enosys_detach(w, base);
+    return narmat_dyn_detach(st(w)->dyn, base);
 }
 
 /* Loads and stores are complete when they retire; a full fence makes them
@@ -630,8 +780,8 @@ const struct narmat_ops narmat_shm_ops = {
     .target_name = narmat_own_name,
     .win_init = shm_win_init,
     .win_free = shm_win_free,
-    .attach = narmat_enosys_attach,
-    .detach = narmat_enosys_detach,
+    .attach = shm_attach,
+    .detach = shm_detach,
     .check_bounds = shm_check_bounds,
     .put = shm_put,
     .get = shm_get,

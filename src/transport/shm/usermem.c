@@ -47,16 +47,16 @@ __attribute__((no_sanitize_address)) static void copy_pages(void *dst, const voi
 /* The object's contents from the pages: write() copies straight into the
  * object's pages, with no mapping of it to fault in (under AddressSanitizer,
  * whose write() checks every byte, through a mapping). */
-static int fill_object(int fd, const char *start, size_t len)
+static int fill_object(int fd, const char *start, size_t len, off_t off)
 {
 #ifdef NARMAT_ASAN
-    void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
     if (tmp == MAP_FAILED) return -1;
     copy_pages(tmp, start, len);
     munmap(tmp, len);
 #else
     for (size_t done = 0; done < len;) {
-        ssize_t w = pwrite(fd, start + done, len - done, (off_t)done);
+        ssize_t w = pwrite(fd, start + done, len - done, off + (off_t)done);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return -1;
         done += (size_t)w;
@@ -65,22 +65,38 @@ static int fill_object(int fd, const char *start, size_t len)
     return 0;
 }
 
-/* The object's contents into the pages (the reverse of fill_object). */
-static void read_object(int fd, char *start, size_t len)
+/* Private anonymous pages over [start, start + len), then the object's
+ * contents at off into them (the reverse of fill_object); -1 when the mmap
+ * fails (the pages are then untouched). The pages may hold the program's own
+ * linkage table (a global window beside .got.plt), which reads as zero from
+ * the mmap until the contents are back: no call in between may go through it,
+ * so the functions are called through pointers taken before (volatile: the
+ * compiler may not load them again from the table). */
+static int restore_pages(int fd, char *start, size_t len, off_t off)
 {
+    void *(*volatile map_fn)(void *, size_t, int, int, int, off_t) = mmap;
+    if (map_fn(start, len, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) != start)
+        return -1;
 #ifdef NARMAT_ASAN
-    void *tmp = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-    if (tmp == MAP_FAILED) return;
+    int (*volatile unmap_fn)(void *, size_t) = munmap;
+    void *tmp = map_fn(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+    if (tmp == MAP_FAILED) return 0;
     copy_pages(start, tmp, len);
-    munmap(tmp, len);
+    unmap_fn(tmp, len);
 #else
-    for (size_t done = 0; done < len;) {
-        ssize_t r = pread(fd, start + done, len - done, (off_t)done);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return;
+    ssize_t (*volatile read_fn)(int, void *, size_t, off_t) = pread;
+    /* No errno (a call too): a failed read is retried a few times. */
+    for (size_t done = 0, tries = 0; done < len && tries < 100;) {
+        ssize_t r = read_fn(fd, start + done, len - done, off + (off_t)done);
+        if (r <= 0) {
+            tries++;
+            continue;
+        }
         done += (size_t)r;
     }
 #endif
+    return 0;
 }
 
 void narmat_usermem_span(const void *base, size_t size, char **start, size_t *len)
@@ -249,7 +265,7 @@ int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char
         /* Copy, then map the object over the pages (page tables filled at once:
          * the program's next accesses do not fault): nothing may write them in
          * between. */
-        if (ftruncate(o->fd, (off_t)len) != 0 || fill_object(o->fd, start, len) != 0) {
+        if (ftruncate(o->fd, (off_t)len) != 0 || fill_object(o->fd, start, len, 0) != 0) {
             snprintf(why, whylen, "copying %zu bytes into the shared object: %s", len,
                      strerror(errno));
             goto fail;
@@ -353,13 +369,224 @@ void narmat_usermem_restore(struct narmat_usermem *m)
      * cache. If the mmap fails, the shared pages stay (still this process's
      * memory, same contents). */
     /* Locals only from here: o itself may lie in these pages (it is heap
-     * memory too), which read as zero until read_object has run. */
+     * memory too), which read as zero until restore_pages has run. */
     char *const start = o->start;
     const size_t len = o->len;
     const int fd = o->fd, mapped = still_mapped(o);
-    if (mapped && mmap(start, len, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) == start)
-        read_object(fd, start, len);
+    if (mapped) restore_pages(fd, start, len, 0);
     close(fd);
     free(o);
+}
+
+int narmat_usermem_hooks_active(void) { return ucx_hooks_active(); }
+
+/* ---- Dynamic windows: pages moved one by one onto the process's arena ----
+ *
+ * One object per process (O_TMPFILE, the "arena"), growing: each run of pages
+ * moved at once gets the next free range of it, never used again after the
+ * pages move back (the range is punched out to free its memory), so that a
+ * peer's stale mapping of an old range can never reach pages moved later.
+ * Every moved page has a record {page, offset, holders}, sorted by page. */
+struct page_rec {
+    uintptr_t page;
+    uint64_t off;
+    uint32_t refs;
+};
+static struct page_rec *recs;
+static size_t nrecs, caprecs;
+static int arena_fd = -1;
+static uint64_t arena_end, arena_dev, arena_ino;
+
+static struct page_rec *rec_find_in(uintptr_t page, size_t n)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (recs[mid].page < page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && recs[lo].page == page ? &recs[lo] : NULL;
+}
+
+static struct page_rec *rec_find(uintptr_t page) { return rec_find_in(page, nrecs); }
+
+int narmat_usermem_arena(char *name, size_t namelen, uint64_t *dev, uint64_t *ino, char *why,
+                         size_t whylen)
+{
+    if (arena_fd < 0) {
+        int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        struct stat sb;
+        if (fd < 0 || fstat(fd, &sb) != 0) {
+            snprintf(why, whylen, "O_TMPFILE on /dev/shm: %s", strerror(errno));
+            if (fd >= 0) close(fd);
+            return -1;
+        }
+        arena_fd = fd;
+        arena_dev = (uint64_t)sb.st_dev;
+        arena_ino = (uint64_t)sb.st_ino;
+    }
+    snprintf(name, namelen, "/proc/%ld/fd/%d", (long)getpid(), arena_fd);
+    *dev = arena_dev;
+    *ino = arena_ino;
+    return 0;
+}
+
+uint64_t narmat_usermem_page_off(const void *page)
+{
+    const struct page_rec *r = rec_find((uintptr_t)page);
+    return r != NULL ? r->off : UINT64_MAX;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct page_rec *x = a, *y = b;
+    return x->page < y->page ? -1 : x->page > y->page;
+}
+
+/* Is [start, start + len) still the arena's pages at off? (See still_mapped.) */
+static int arena_mapped(uintptr_t start, size_t len, uint64_t off)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL) return 0;
+    uintptr_t want = start;
+    const uintptr_t end = start + len;
+    char line[4096 + 128];
+    int ok = 1;
+    while (ok && want < end && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi, moff, ino;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %lx %*s %lu", &lo, &hi, perms, &moff, &ino) < 5) continue;
+        if (hi <= want || lo >= end) continue;
+        ok = lo <= want && perms[3] == 's' && (uint64_t)ino == arena_ino &&
+             moff + (want - lo) == off + (want - start);
+        want = hi;
+    }
+    fclose(f);
+    return ok && want >= end;
+}
+
+/* Move the pages of [start, start + len) that no holder left back onto private
+ * memory, a batch of runs at a time: the runs are copied to the stack and
+ * their records dropped first, since the records (heap memory) may lie in
+ * those very pages, which read as zero until their contents are read back. */
+static void arena_put_back(uintptr_t start, size_t len)
+{
+    const uintptr_t ps = page_size(), end = start + len;
+    for (;;) {
+        struct put_run {
+            uintptr_t addr;
+            size_t len;
+            uint64_t off;
+        } run[32];
+        int n = 0;
+        for (size_t i = 0; i < nrecs && n < 32; i++) {
+            const struct page_rec *r = &recs[i];
+            if (r->page < start || r->page >= end || r->refs > 0) continue;
+            if (n > 0 && run[n - 1].addr + run[n - 1].len == r->page &&
+                run[n - 1].off + run[n - 1].len == r->off)
+                run[n - 1].len += ps;
+            else
+                run[n++] = (struct put_run){r->page, ps, r->off};
+        }
+        if (n == 0) return;
+        size_t k = 0;
+        for (size_t i = 0; i < nrecs; i++) {
+            int drop = 0;
+            for (int j = 0; j < n && !drop; j++)
+                drop = recs[i].page >= run[j].addr && recs[i].page < run[j].addr + run[j].len;
+            if (!drop) recs[k++] = recs[i];
+        }
+        nrecs = k;
+        for (int j = 0; j < n; j++) {
+            char *a = (char *)run[j].addr;
+            if (arena_mapped(run[j].addr, run[j].len, run[j].off))
+                restore_pages(arena_fd, a, run[j].len, (off_t)run[j].off);
+            fallocate(arena_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)run[j].off,
+                      (off_t)run[j].len);
+        }
+    }
+}
+
+int narmat_usermem_hold(char *start, size_t len, char *why, size_t whylen)
+{
+    const uintptr_t ps = page_size(), s0 = (uintptr_t)start, end = s0 + len;
+    if (obj_overlaps(start, len)) {
+        snprintf(why, whylen, "memory at %p is in pages a Win_create window shares",
+                 (const void *)start);
+        return -1;
+    }
+    /* Every page not moved yet must be movable, before anything moves. */
+    size_t fresh = 0;
+    for (uintptr_t a = s0; a < end;) {
+        if (rec_find(a) != NULL) {
+            a += ps;
+            continue;
+        }
+        uintptr_t b = a;
+        while (b < end && rec_find(b) == NULL)
+            b += ps;
+        if (!narmat_usermem_movable((char *)a, b - a, why, whylen)) return -1;
+        fresh += (b - a) / ps;
+        a = b;
+    }
+    if (nrecs + fresh > caprecs) {
+        size_t cap = caprecs ? caprecs : 64;
+        while (cap < nrecs + fresh)
+            cap *= 2;
+        struct page_rec *r = realloc(recs, cap * sizeof *r);
+        if (r == NULL) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        recs = r;
+        caprecs = cap;
+    }
+    /* Move each run: copy it into a new range of the arena, then map that over
+     * it; records are appended (unsorted) only after the run's mapping, since
+     * they may lie in it. Nothing may write these pages meanwhile. */
+    const size_t sorted = nrecs;
+    int rc = 0;
+    for (uintptr_t a = s0; a < end && rc == 0;) {
+        if (rec_find_in(a, sorted) != NULL) {
+            a += ps;
+            continue;
+        }
+        uintptr_t b = a;
+        while (b < end && rec_find_in(b, sorted) == NULL)
+            b += ps;
+        const uint64_t off = arena_end;
+        if (ftruncate(arena_fd, (off_t)(off + (b - a))) != 0 ||
+            fill_object(arena_fd, (char *)a, b - a, (off_t)off) != 0 ||
+            mmap((void *)a, b - a, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+                 arena_fd, (off_t)off) != (void *)a) {
+            snprintf(why, whylen, "moving %zu bytes at %#lx onto shared memory: %s",
+                     (size_t)(b - a), (unsigned long)a, strerror(errno));
+            rc = -1;
+            break;
+        }
+        arena_end += b - a;
+        for (uintptr_t p = a; p < b; p += ps)
+            recs[nrecs++] = (struct page_rec){p, off + (p - a), 0};
+        a = b;
+    }
+    if (nrecs > sorted) qsort(recs, nrecs, sizeof *recs, cmp_rec);
+    if (rc != 0) {
+        arena_put_back(s0, len); /* the runs moved so far, held by nobody */
+        return -1;
+    }
+    for (uintptr_t a = s0; a < end; a += ps)
+        rec_find(a)->refs++;
+    return 0;
+}
+
+void narmat_usermem_unhold(char *start, size_t len)
+{
+    const uintptr_t ps = page_size(), s0 = (uintptr_t)start, end = s0 + len;
+    for (uintptr_t a = s0; a < end; a += ps) {
+        struct page_rec *r = rec_find(a);
+        if (r != NULL && r->refs > 0) r->refs--;
+    }
+    arena_put_back(s0, len);
 }

@@ -18,6 +18,11 @@
  * Another window over pages that are already moved (an east-west and a
  * north-south halo plan over the same fields) uses the same object; one that
  * covers moved and unmoved pages at once cannot be shared.
+ *
+ * Dynamic windows (the arena, below) move pages one by one onto one growing
+ * object per process and count holders per page; pages a Win_create window
+ * shares are not taken by them, and a Win_create window over arena pages is
+ * refused (shared mappings), so the two kinds never hold the same page.
  */
 #ifndef NARMAT_SHM_USERMEM_H
 #define NARMAT_SHM_USERMEM_H
@@ -61,5 +66,29 @@ void *narmat_usermem_map(const char *name, uint64_t dev, uint64_t ino, size_t le
 /* Drop this window's hold; the last one unlinks the name and puts the pages
  * back onto private anonymous memory, contents kept. */
 void narmat_usermem_restore(struct narmat_usermem *m);
+
+/* 1 when UCX's memory hooks watch this process's mappings (no page may move). */
+int narmat_usermem_hooks_active(void);
+
+/* Dynamic windows (see dynamic.h): pages move one by one onto one growing
+ * object of the process, the arena, and are counted per page, so that regions
+ * sharing pages (with each other, across windows) share them.
+ *
+ * narmat_usermem_arena: the arena's name for the peers (/proc/PID/fd/N) and
+ * identity, created on first use; 0, or -1 with why. */
+int narmat_usermem_arena(char *name, size_t namelen, uint64_t *dev, uint64_t *ino, char *why,
+                         size_t whylen);
+
+/* Hold the whole pages [start, start + len): those not moved yet move onto the
+ * arena, all gain a holder. 0, or -1 with why and nothing held (memory that
+ * cannot move, or pages a Win_create window shares). */
+int narmat_usermem_hold(char *start, size_t len, char *why, size_t whylen);
+
+/* Drop a hold; pages left with no holder move back onto private memory with
+ * their contents (unless the program unmapped them meanwhile). */
+void narmat_usermem_unhold(char *start, size_t len);
+
+/* The arena offset of a held page, UINT64_MAX if it is not held. */
+uint64_t narmat_usermem_page_off(const void *page);
 
 #endif /* NARMAT_SHM_USERMEM_H */
