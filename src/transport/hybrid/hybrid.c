@@ -241,21 +241,24 @@ static int hyb_win_free(struct narmat_win *w)
     return rc;
 }
 
+/* shm moves the region's pages onto shared memory: it goes first on attach and last on
+ * detach, so that the MPI library registers (and deregisters) the pages where they will stay,
+ * never pages that move under it. */
 static int hyb_attach(struct narmat_win *w, void *base, MPI_Aint size)
 {
     struct hyb *h = hy(w);
-    int rc = narmat_attach(&h->mpi, base, size);
-    if (rc == NARMA_SUCCESS && h->has_shm && (rc = narmat_attach(&h->shm, base, size)))
-        narmat_detach(&h->mpi, base);
+    int rc = h->has_shm ? narmat_attach(&h->shm, base, size) : NARMA_SUCCESS;
+    if (rc == NARMA_SUCCESS && (rc = narmat_attach(&h->mpi, base, size)) && h->has_shm)
+        narmat_detach(&h->shm, base);
     return rc;
 }
 
 static int hyb_detach(struct narmat_win *w, const void *base)
 {
     struct hyb *h = hy(w);
-    int rc = h->has_shm ? narmat_detach(&h->shm, base) : NARMA_SUCCESS;
-    int mrc = narmat_detach(&h->mpi, base);
-    return rc ? rc : mrc;
+    int rc = narmat_detach(&h->mpi, base);
+    int src = h->has_shm ? narmat_detach(&h->shm, base) : NARMA_SUCCESS;
+    return rc ? rc : src;
 }
 
 static int hyb_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
