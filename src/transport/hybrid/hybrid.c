@@ -311,27 +311,25 @@ static int hyb_cas(struct narmat_win *w, const void *oaddr, const void *caddr, v
     return narmat_cas(acc_path(w, target), oaddr, caddr, raddr, type, target, disp);
 }
 
+/* A node peer is reached through shm and, for accumulates, through mpi: its flush completes
+ * both (mpi's returns at once when nothing was issued to that target). */
 static int hyb_flush(struct narmat_win *w, int target)
 {
     struct hyb *h = hy(w);
-    if (target >= 0) {
-        int s = via_shm(w, target);
-        return s >= 0 ? narmat_flush(&h->shm, s) : narmat_flush(&h->mpi, target);
-    }
-    int rc = h->has_shm ? narmat_flush(&h->shm, -1) : NARMA_SUCCESS;
-    int mrc = narmat_flush(&h->mpi, -1);
+    int rc = h->has_shm && (target < 0 || via_shm(w, target) >= 0)
+                 ? narmat_flush(&h->shm, target < 0 ? -1 : via_shm(w, target))
+                 : NARMA_SUCCESS;
+    int mrc = narmat_flush(&h->mpi, target);
     return rc ? rc : mrc;
 }
 
 static int hyb_flush_local(struct narmat_win *w, int target)
 {
     struct hyb *h = hy(w);
-    if (target >= 0) {
-        int s = via_shm(w, target);
-        return s >= 0 ? narmat_flush_local(&h->shm, s) : narmat_flush_local(&h->mpi, target);
-    }
-    int rc = h->has_shm ? narmat_flush_local(&h->shm, -1) : NARMA_SUCCESS;
-    int mrc = narmat_flush_local(&h->mpi, -1);
+    int rc = h->has_shm && (target < 0 || via_shm(w, target) >= 0)
+                 ? narmat_flush_local(&h->shm, target < 0 ? -1 : via_shm(w, target))
+                 : NARMA_SUCCESS;
+    int mrc = narmat_flush_local(&h->mpi, target);
     return rc ? rc : mrc;
 }
 
@@ -437,10 +435,20 @@ static int ctl_arg(struct narmat_win *sub, int kind, int arg)
     return kind == NARMAT_CTL_GRANT || kind == NARMAT_CTL_DONE ? sub->rank : arg;
 }
 
+/* A control word of a node peer goes through shm, but this process's accumulates to that peer
+ * went through mpi: complete them first (the contract's release ordering; mpi's flush returns
+ * at once when nothing was issued). */
+static int ctl_order(struct narmat_win *w, struct narmat_win *sub, int target)
+{
+    return sub == &hy(w)->shm ? narmat_flush(&hy(w)->mpi, target) : NARMA_SUCCESS;
+}
+
 static int hyb_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
     int t;
     struct narmat_win *sub = ctl_path(w, kind, target, &t);
+    int rc = ctl_order(w, sub, target);
+    if (rc) return rc;
     /* Release: data stored through shm before a lock word update through mpi. */
     if (sub == &hy(w)->mpi && hy(w)->has_shm) narmau_atomic_fence_seq_cst();
     return narmat_ctl_add(sub, t, kind, ctl_arg(sub, kind, arg), val);
@@ -451,6 +459,8 @@ static int hyb_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint
 {
     int t;
     struct narmat_win *sub = ctl_path(w, kind, target, &t);
+    int orc = ctl_order(w, sub, target);
+    if (orc) return orc;
     if (sub == &hy(w)->mpi && hy(w)->has_shm) narmau_atomic_fence_seq_cst(); /* as ctl_add */
     int rc = narmat_ctl_cas(sub, t, kind, ctl_arg(sub, kind, arg), expected, desired, old);
     /* Acquire: a lock taken through mpi orders the shm loads that follow. */
