@@ -117,6 +117,19 @@ static TEST_UNUSED void test_phase(const char *phase)
     test_detail[0] = 0;
 }
 
+/** 'p' (private) or 's' (shared) for the mapping holding addr, from /proc/self/maps ('?' when
+ *  none holds it): whether narma moved a page onto shared memory. */
+static TEST_UNUSED char test_map_kind(const void *addr)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512], perms[8], kind = '?';
+    unsigned long lo, hi, a = (unsigned long)(uintptr_t)addr;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi) kind = perms[3];
+    if (f) fclose(f);
+    return kind;
+}
+
 static TEST_UNUSED long env_long(const char *name, long dflt)
 {
     const char *s = getenv(name);

@@ -36,17 +36,6 @@
 static int rank, size, right, left, want_shm;
 static NARMA_Win win;
 
-static char map_kind(const void *addr)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512], perms[8], kind = '?';
-    unsigned long lo, hi, a = (unsigned long)(uintptr_t)addr;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi) kind = perms[3];
-    if (f) fclose(f);
-    return kind;
-}
-
 /* My right neighbour's address of its copy of p. */
 static MPI_Aint right_addr(const void *p)
 {
@@ -192,8 +181,8 @@ int main(int argc, char **argv)
     long long *r1 = (long long *)(blk + ps + 8), *r2 = (long long *)(blk + ps + 128);
     CHECK_RC(NARMA_Win_attach(win, r1, 4 * 8));
     CHECK_RC(NARMA_Win_attach(win, r2, 8 * 8));
-    if (want_shm) CHECK(map_kind(r1) == 's', "the regions' page is not shared");
-    CHECK(map_kind(blk) == 'p' && map_kind(blk + 2 * ps) == 'p', "pages beside moved");
+    if (want_shm) CHECK(test_map_kind(r1) == 's', "the regions' page is not shared");
+    CHECK(test_map_kind(blk) == 'p' && test_map_kind(blk + 2 * ps) == 'p', "pages beside moved");
     exercise(r1, 4, "r1");
     exercise(r2, 8, "r2");
     check_pattern(blk + ps, ps, 8, 128 + 64, "r1, r2");
@@ -227,16 +216,16 @@ int main(int argc, char **argv)
     long long *r4 = (long long *)(blk + ps + 1024);
     const int n4 = (int)((2 * ps) / 8);
     CHECK_RC(NARMA_Win_attach(win, r4, (MPI_Aint)n4 * 8));
-    if (want_shm) CHECK(map_kind(blk + 3 * ps) == 's', "the region's last page is not shared");
+    if (want_shm) CHECK(test_map_kind(blk + 3 * ps) == 's', "the region's last page is not shared");
     exercise(r4, n4, "r4");
     count_up(r4 + 3, "counter in moved pages");
     CHECK_RC(NARMA_Win_detach(win, r1));
     CHECK_RC(NARMA_Win_detach(win, r2));
-    if (want_shm) CHECK(map_kind(r1) == 's', "the page r4 still holds went back");
+    if (want_shm) CHECK(test_map_kind(r1) == 's', "the page r4 still holds went back");
     put_one(r2, NARMA_ERR_DISP, "r2 detached");
     CHECK_RC(NARMA_Win_detach(win, r4));
     for (int p = 0; p < 4; p++)
-        CHECK(map_kind(blk + p * ps) == 'p', "page %d not private after detach", p);
+        CHECK(test_map_kind(blk + p * ps) == 'p', "page %d not private after detach", p);
     for (int i = 0; i < 8; i++)
         CHECK(r2[i] == (i == 7 ? -left : 2 * (1000 * left + i)), "r2 after detach: %d", i);
     CHECK(r4[3] == 300LL * size || rank != 0, "r4 counter after detach");
@@ -257,7 +246,7 @@ int main(int argc, char **argv)
     test_phase("a stack region");
     long long stk[24];
     CHECK_RC(NARMA_Win_attach(win, stk, sizeof stk));
-    CHECK(map_kind(stk) == 'p', "stack pages moved");
+    CHECK(test_map_kind(stk) == 'p', "stack pages moved");
     exercise(stk, 24, "stack region");
     count_up(&stk[5], "counter on the stack");
     CHECK_RC(NARMA_Win_detach(win, stk));
@@ -331,7 +320,7 @@ int main(int argc, char **argv)
     }
     CHECK(k == -1, "list of %d nodes", 49 - k);
     for (int p = 0; p < 4; p++)
-        CHECK(map_kind(blk + p * ps) == 'p', "page %d not private after Win_free", p);
+        CHECK(test_map_kind(blk + p * ps) == 'p', "page %d not private after Win_free", p);
     free(blk);
 
     test_phase("falling back to mpi at creation");
@@ -355,7 +344,7 @@ int main(int argc, char **argv)
               "fallback %d: transport %s, expected %s", v, NARMA_Win_get_transport(win), want_fb);
         long long *m = malloc(8 * 8);
         CHECK_RC(NARMA_Win_attach(win, m, 8 * 8));
-        CHECK(map_kind(m) == 'p' || !want_shm || !mine_fell, "fallback %d moved pages", v);
+        CHECK(test_map_kind(m) == 'p' || !want_shm || !mine_fell, "fallback %d moved pages", v);
         exercise(m, 8, "fallback window");
         CHECK_RC(NARMA_Win_detach(win, m));
         CHECK_RC(NARMA_Win_free(&win));

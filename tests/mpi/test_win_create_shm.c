@@ -32,18 +32,6 @@
 static int rank, size, want_shm;
 static int global_arr[N + 3]; /* the executable's own data */
 
-/* "rw-p" or "rw-s" of the mapping holding addr, from /proc/self/maps. */
-static char map_kind(const void *addr)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512], perms[8], kind = '?';
-    unsigned long lo, hi, a = (unsigned long)(uintptr_t)addr;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi) kind = perms[3];
-    if (f) fclose(f);
-    return kind;
-}
-
 /* Every access kind to the right neighbour's window of N ints at mem, values checked. */
 static void exercise(NARMA_Win win, int *mem, const char *what)
 {
@@ -136,7 +124,7 @@ int main(int argc, char **argv)
     CHECK_RC(
         NARMA_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     expect_transport(win, want_shm, "heap window");
-    if (want_shm) CHECK(map_kind(mem) == 's', "the window's pages are not shared");
+    if (want_shm) CHECK(test_map_kind(mem) == 's', "the window's pages are not shared");
     exercise(win, mem, "heap window");
     for (size_t i = 0; i < 5 * ps; i++) {
         if (i >= ps + 100 && i < ps + 100 + N * sizeof(int)) continue;
@@ -184,7 +172,8 @@ int main(int argc, char **argv)
     int keep[N];
     memcpy(keep, mem, sizeof keep);
     CHECK_RC(NARMA_Win_free(&win));
-    if (want_shm) CHECK(map_kind(mem) == 's', "the pages were unshared under the second window");
+    if (want_shm)
+        CHECK(test_map_kind(mem) == 's', "the pages were unshared under the second window");
     CHECK_RC(NARMA_Win_lock_all(0, win2));
     x = 777 + rank;
     CHECK_RC(NARMA_Put(&x, 1, MPI_INT, right, 6, 1, MPI_INT, win2));
@@ -197,7 +186,7 @@ int main(int argc, char **argv)
     CHECK_RC(NARMA_Win_free(&win2));
 
     test_phase("after Win_free: private pages, same contents");
-    CHECK(map_kind(mem) == 'p', "the window's pages are still shared after Win_free");
+    CHECK(test_map_kind(mem) == 'p', "the window's pages are still shared after Win_free");
     CHECK(memcmp(keep, mem, sizeof keep) == 0, "the window's contents changed at Win_free");
     for (size_t i = 0; i < 5 * ps; i++) {
         if (i >= ps + 100 && i < ps + 100 + N * sizeof(int)) continue;
@@ -256,7 +245,8 @@ int main(int argc, char **argv)
         int fell = node_of(rank) == node_of(size - 1);
         expect_transport(win, want_shm && !fell, "window whose last rank could not share");
         if (fell || !want_shm)
-            CHECK(map_kind(heap) == 'p', "stage %d: pages left shared after the fallback", stage);
+            CHECK(test_map_kind(heap) == 'p', "stage %d: pages left shared after the fallback",
+                  stage);
         exercise(win, heap, "after the fallback");
         CHECK_RC(NARMA_Win_free(&win));
         free(heap);
