@@ -43,21 +43,22 @@ void pp_narma_finalize(void) { NARMA_CHECK(NARMA_Finalize()); }
  * memory, *mem what to free after the window (NULL for allocate), *peer_base what to
  * add to a target displacement at the other rank of the pair. */
 static void flavor_window(enum pp_flavor flavor, MPI_Comm comm, int peer, size_t bytes,
-                          unsigned char **base, void **mem, MPI_Aint *peer_base, NARMA_Win *win)
+                          MPI_Info info, unsigned char **base, void **mem, MPI_Aint *peer_base,
+                          NARMA_Win *win)
 {
     *mem = NULL;
     *peer_base = 0;
     switch (flavor) {
     case PP_ALLOCATE:
-        NARMA_CHECK(NARMA_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, base, win));
+        NARMA_CHECK(NARMA_Win_allocate((MPI_Aint)bytes, 1, info, comm, base, win));
         break;
     case PP_CREATE:
         *base = *mem = bench_alloc(bytes);
-        NARMA_CHECK(NARMA_Win_create(*mem, (MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, win));
+        NARMA_CHECK(NARMA_Win_create(*mem, (MPI_Aint)bytes, 1, info, comm, win));
         break;
     case PP_DYNAMIC: {
         *base = *mem = bench_alloc(bytes);
-        NARMA_CHECK(NARMA_Win_create_dynamic(MPI_INFO_NULL, comm, win));
+        NARMA_CHECK(NARMA_Win_create_dynamic(info, comm, win));
         NARMA_CHECK(NARMA_Win_attach(*win, *mem, (MPI_Aint)bytes));
         MPI_Aint mine, all[2];
         MPI_CHECK(MPI_Get_address(*mem, &mine));
@@ -83,7 +84,8 @@ void pp_narma_transport(const struct pp_env *env, char *buf, size_t len)
     void *mem;
     MPI_Aint peer_base;
     NARMA_Win win;
-    flavor_window(pp_flavor, env->comm, env->peer, 64, &base, &mem, &peer_base, &win);
+    flavor_window(pp_flavor, env->comm, env->peer, 64, MPI_INFO_NULL, &base, &mem, &peer_base,
+                  &win);
     const char *t = NARMA_Win_get_transport(win);
     if (strchr(t, '+') != NULL) /* a window across (pretend) nodes: the pair measured */
         snprintf(buf, len, "%s, %s toward the peer", t,
@@ -112,13 +114,22 @@ struct narma_state {
     NARMA_Request ack;
 };
 
-static void win_setup_flavor(const struct pp_env *env, struct pp_inst *inst, enum pp_flavor flavor)
+/* deferred: the window's notified accesses follow MPI's completion rules (window info
+ * narma_notify_completion=flush: complete at the next flush, not on return). */
+static void win_setup_info(const struct pp_env *env, struct pp_inst *inst, enum pp_flavor flavor,
+                           int deferred)
 {
     struct narma_state *st = calloc(1, sizeof *st);
     if (!st) bench_die(BENCH_HERE, "out of memory");
     st->flavor = flavor;
-    flavor_window(flavor, env->comm, env->peer, pp_region_bytes(env->max_size), &st->base, &st->mem,
-                  &st->peer, &st->win);
+    MPI_Info info = MPI_INFO_NULL;
+    if (deferred) {
+        MPI_CHECK(MPI_Info_create(&info));
+        MPI_CHECK(MPI_Info_set(info, "narma_notify_completion", "flush"));
+    }
+    flavor_window(flavor, env->comm, env->peer, pp_region_bytes(env->max_size), info, &st->base,
+                  &st->mem, &st->peer, &st->win);
+    if (deferred) MPI_CHECK(MPI_Info_free(&info));
     st->flag = (uint64_t *)(st->base + pp_flag_offset(env->max_size));
     *st->flag = 0; /* window memory starts undefined */
     MPI_Group g;
@@ -131,6 +142,11 @@ static void win_setup_flavor(const struct pp_env *env, struct pp_inst *inst, enu
     inst->env = env;
     inst->priv = st;
     MPI_CHECK(MPI_Barrier(env->comm));
+}
+
+static void win_setup_flavor(const struct pp_env *env, struct pp_inst *inst, enum pp_flavor flavor)
+{
+    win_setup_info(env, inst, flavor, 0);
 }
 
 static void win_setup(const struct pp_env *env, struct pp_inst *inst)
@@ -286,9 +302,9 @@ const struct pp_scheme pp_narma_lock = {
 /* ---- narma_notify ------------------------------------------------------ */
 
 static int notify_setup_flavor(const struct pp_env *env, struct pp_inst *inst,
-                               enum pp_flavor flavor)
+                               enum pp_flavor flavor, int deferred)
 {
-    win_setup_flavor(env, inst, flavor);
+    win_setup_info(env, inst, flavor, deferred);
     struct narma_state *st = inst->priv;
     /* Listing 1 flushes after each Put_notify; a flush belongs in a passive-target epoch. */
     NARMA_CHECK(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, st->win));
@@ -350,12 +366,15 @@ static void notify_stream(struct pp_inst *inst, size_t size)
         NARMA_CHECK(NARMA_Put_notify(&st->flag_out, 0, MPI_BYTE, env->peer,
                                      st->peer + (MPI_Aint)pp_flag_offset(env->max_size), 0,
                                      MPI_BYTE, st->win, TAG_ACK));
+        /* Under MPI's completion rules (narma_notify_deferred) the flush sends the ack;
+         * otherwise it has nothing to do. */
+        NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
     }
 }
 
 static int notify_setup(const struct pp_env *env, struct pp_inst *inst)
 {
-    return notify_setup_flavor(env, inst, pp_flavor);
+    return notify_setup_flavor(env, inst, pp_flavor, 0);
 }
 
 const struct pp_scheme pp_narma_notify = {
@@ -367,16 +386,32 @@ const struct pp_scheme pp_narma_notify = {
     .stream = notify_stream,
 };
 
+/* The same under MPI's completion rules (window info narma_notify_completion=flush): the
+ * round's Win_flush completes each Put_notify, the stream's one flush all 64 of them. */
+static int notify_deferred_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    return notify_setup_flavor(env, inst, pp_flavor, 1);
+}
+
+const struct pp_scheme pp_narma_notify_deferred = {
+    .name = "narma_notify_deferred",
+    .what = "narma_notify with window info narma_notify_completion=flush (MPI's rules)",
+    .setup = notify_deferred_setup,
+    .teardown = notify_teardown,
+    .round = notify_round,
+    .stream = notify_stream,
+};
+
 /* The same on a window of a fixed flavor whatever --flavor says, so that one run
  * compares the flavors side by side (interleaved like every scheme). */
 static int notify_create_setup(const struct pp_env *env, struct pp_inst *inst)
 {
-    return notify_setup_flavor(env, inst, PP_CREATE);
+    return notify_setup_flavor(env, inst, PP_CREATE, 0);
 }
 
 static int notify_dynamic_setup(const struct pp_env *env, struct pp_inst *inst)
 {
-    return notify_setup_flavor(env, inst, PP_DYNAMIC);
+    return notify_setup_flavor(env, inst, PP_DYNAMIC, 0);
 }
 
 const struct pp_scheme pp_narma_notify_create = {

@@ -291,6 +291,14 @@ NARMA_API int NARMA_Rget_accumulate(const void *origin_addr, int origin_count,
  * when the call returns the access is complete at the target with its
  * notification (on every transport), so the target matches it without any
  * further call by the origin. The origin buffer may be reused on return.
+ *
+ * A window created with info narma_notify_completion=flush follows MPI's
+ * completion rules instead: a notified access, and its notification, complete
+ * at the origin's next flush (or unlock, complete, fence) to that target, or
+ * at its next progress (any narma call that waits); the origin buffer is
+ * reusable after that flush (the R* forms' requests complete once it is). A
+ * transport may complete earlier (shm always does). On the mpi transport it
+ * lets one flush complete many notified accesses.
  */
 NARMA_API int NARMA_Put_notify(const void *origin_addr, int origin_count,
                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,

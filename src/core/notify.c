@@ -61,8 +61,9 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
         narmat_acc_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag));
 }
 
-/* The transports complete notified accesses before returning, so the request
- * of the R* forms is complete at creation (local completion included). */
+/* The request of the R* forms is complete at creation: the transports complete notified
+ * accesses before returning, or, on a window with narma_notify_completion=flush, the caller
+ * completes them locally first (the notification follows at the next flush or progress). */
 static int completed_request(struct narmai_win *w, int rc, NARMA_Request *request)
 {
     if (rc) return rc;
@@ -80,6 +81,8 @@ int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int tar
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
+    if (rc == NARMA_SUCCESS && target != MPI_PROC_NULL && w->t.notify_deferred)
+        rc = narmat_flush_local(&w->t, target);
     return completed_request(w, rc, request);
 }
 
@@ -88,5 +91,7 @@ int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, M
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
+    if (rc == NARMA_SUCCESS && target != MPI_PROC_NULL && w->t.notify_deferred)
+        rc = narmat_flush_local(&w->t, target);
     return completed_request(w, rc, request);
 }

@@ -45,6 +45,17 @@ static int win_info(struct narmai_win *w, MPI_Info info)
         char key[MPI_MAX_INFO_KEY + 1], val[16];
         int flag = 0;
         if (MPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS) continue;
+        if (strcmp(key, "narma_notify_completion") == 0) {
+            MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
+            if (!flag) continue;
+            if (strcmp(val, "return") == 0)
+                w->t.notify_deferred = 0;
+            else if (strcmp(val, "flush") == 0)
+                w->t.notify_deferred = 1;
+            else
+                return NARMAU_ERR(NARMA_ERR_ARG, "info %s=%s: expected return or flush", key, val);
+            continue;
+        }
         for (size_t i = 0; i < sizeof(narmai_reorder_keys) / sizeof(narmai_reorder_keys[0]); i++) {
             if (strcmp(key, narmai_reorder_keys[i].key) != 0 &&
                 strcmp(key, narmai_reorder_keys[i].alias) != 0)

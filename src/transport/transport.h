@@ -65,6 +65,11 @@ struct narmat_win {
     int model;                    /* MPI_WIN_UNIFIED unless win_init says MPI_WIN_SEPARATE */
     MPI_Win attr_win;             /* win_init sets it: an MPI window carrying attributes, name */
     uint32_t ring_slots;          /* notification ring capacity per target (power of two) */
+    /* Window info narma_notify_completion=flush: a notified access, its data and its
+     * notification may complete at the origin's next flush (or unlock, complete, fence, control
+     * update to that target, or progress pass) instead of on return, as MPI_Put does; the
+     * origin buffer is reusable after that flush. A transport may complete earlier (shm does). */
+    int notify_deferred;
     /* Set only by a transport that serves the window through this one: the window memory of
      * rank r is already shared through this MPI window, as its rank shared_rank[r]
      * (MPI_Win_shared_query), so nothing is allocated or moved (flavor CREATE). */

@@ -76,6 +76,19 @@
  *           Every poll on Win_create/dynamic windows (every 64th otherwise)
  *           also enters MPI's progress engine with MPI_Iprobe.
  *
+ * Deferred records (window info narma_notify_completion=flush: MPI's completion
+ * rules). Steps 1 and 2 as above, but step 3 waits: the target joins pend[] and
+ * its records are written, all at once, by the first of: a flush to it (or
+ * flush_all, unlock, fence), a control update to it (Win_complete's done count,
+ * a lock word: records before the update, so a target that sees the update
+ * finds them), a full sub-ring (reserve writes them before it looks for
+ * credit), this process's next poll (progress: any narma call that waits), or
+ * Win_free. 64 notified puts and one flush cost 64 Puts, one data flush, one
+ * Accumulate of 64 records and one ctl flush, instead of 64 of each. The origin
+ * buffer is reusable after that flush (MPI_Put's rule), so the R* forms flush
+ * locally before their request completes. Records written by progress that
+ * fail report at the next flush.
+ *
  * Arrival order across origins. With one sub-ring per origin the reader no
  * longer sees one arrival order, but programs may rely on it (an origin
  * notifies after learning that another origin's notification arrived: the
@@ -224,8 +237,13 @@ struct narmat_mpi {
     MPI_Aint *deltas; /* Win_create, per rank: bytes from the MPI window's base to the user's */
     uint8_t *dirty;   /* per target: data operations issued since the last flush */
     uint64_t *hd;     /* per target: its credit word (head of my sub-ring) as last read */
-    int unified;      /* ctl is read with loads (MPI_WIN_UNIFIED) */
-    int locked;       /* both windows are in their lock_all epoch */
+    int deferred;     /* w->notify_deferred: records wait for a flush (see "Deferred records") */
+    int *pend;        /* deferred: targets with records not yet written, npend of them */
+    int npend;
+    int pend_err;    /* deferred: a failure of records written by poll, for the next flush */
+    uint8_t *queued; /* deferred, per target: in pend[] */
+    int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
+    int locked;      /* both windows are in their lock_all epoch */
     /* Dynamic windows (see "Attached regions" above). */
     struct narmat_mpi_region *regions; /* this rank's attached memory, dyn_cap entries */
     int nregions, dyn_cap;
@@ -238,6 +256,9 @@ struct narmat_mpi {
 };
 
 static inline struct narmat_mpi *tp_of(struct narmat_win *w) { return w->tp; }
+
+static int narmat_mpi_send(struct narmat_win *w, int target);
+static int narmat_mpi_send_pending(struct narmat_win *w);
 
 /* The displacement MPI gets: a Win_create window's MPI window has unit 1 and
  * starts delta bytes below the user's base (see win_init). check_bounds
@@ -313,6 +334,8 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->seen);
     free(t->found);
     free(t->sent);
+    free(t->pend);
+    free(t->queued);
     if (t->out)
         for (int i = 0; i < t->nout; i++)
             free(t->out[i]);
@@ -391,10 +414,13 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         t->found = calloc(p, sizeof(*t->found));
         t->out = calloc(p, sizeof(*t->out));
         t->nout = w->size;
+        t->pend = malloc(p * sizeof(*t->pend));
+        t->queued = calloc(p, 1);
+        t->deferred = w->notify_deferred;
     }
     if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd || !t->head ||
-        !t->published || !t->pos || !t->sent || !t->out || !t->seen || !t->found ||
-        narmat_test_fail_alloc(1))
+        !t->published || !t->pos || !t->sent || !t->out || !t->seen || !t->found || !t->pend ||
+        !t->queued || narmat_test_fail_alloc(1))
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
         narmat_mpi_release(t);
@@ -537,7 +563,7 @@ fail:
 static int narmat_mpi_win_free(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = NARMA_SUCCESS, mrc;
+    int rc = narmat_mpi_send_pending(w), mrc; /* deferred notifications are not dropped */
     /* Try every step even after a failure, and report the first one. */
     if ((mrc = MPI_Win_unlock_all(t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
     if ((mrc = MPI_Win_free(&t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
@@ -856,7 +882,7 @@ static int narmat_mpi_check_bounds(struct narmat_win *w, int target, MPI_Aint di
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return dyn_check(w, target, disp, lo, hi);
     MPI_Aint unit = t->units[target], size = t->sizes[target];
     /* disp * unit + [lo, hi) within [0, size), without overflowing. */
-    if (disp < 0 || (unit > 0 && disp > size / unit)) return NARMA_ERR_DISP;
+    if (disp < 0 || (unit > 1 ? disp > size / unit : disp > size)) return NARMA_ERR_DISP;
     MPI_Aint off = disp * unit;
     if (off + lo < 0 || hi > size - off) return NARMA_ERR_DISP;
     return NARMA_SUCCESS;
@@ -1201,6 +1227,15 @@ static int narmat_mpi_cas(struct narmat_win *w, const void *oaddr, const void *c
 static int narmat_mpi_flush(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
+    if (t->pend_err) { /* records progress wrote failed (their data access did): report it */
+        int rc = t->pend_err;
+        t->pend_err = 0;
+        return rc;
+    }
+    if (t->npend > 0) { /* deferred notified accesses: data, then their records */
+        int rc = target < 0 ? narmat_mpi_send_pending(w) : narmat_mpi_send(w, target);
+        if (rc) return rc;
+    }
     if (target < 0) {
         NARMAU_MPI(MPI_Win_flush_all(t->data));
         memset(t->dirty, 0, (size_t)w->size);
@@ -1243,6 +1278,11 @@ static int narmat_mpi_sync(struct narmat_win *w)
 /* Bytes of target data a notified access touches (the notification's size). */
 static int narmat_mpi_bytes(int count, MPI_Datatype type, int64_t *bytes)
 {
+    const narmau_dtype *d;
+    if (narmau_dtype_get(type, &d) == NARMA_SUCCESS) { /* cached: no call into MPI */
+        *bytes = (int64_t)count * (int64_t)d->size;
+        return NARMA_SUCCESS;
+    }
     MPI_Count sz = 0;
     NARMAU_MPI(MPI_Type_size_x(type, &sz));
     *bytes = (int64_t)count * (int64_t)sz;
@@ -1283,9 +1323,15 @@ static int narmat_mpi_send(struct narmat_win *w, int target)
     if (from == to) return NARMA_SUCCESS;
     struct narmat_mpi_rec *out = t->out[target];
     int rc = narmat_mpi_flush_dirty(t, target);
-    for (uint64_t p = from; rc && p != to; p++) { /* void: keep seq and check values */
-        uint64_t *r = out[p & (t->slots - 1)].w;
-        r[2] &= ~(UINT64_C(3) << 30); /* kind 0 = NARMAT_MPI_NOTE_VOID */
+    /* The time of every record: now, after its data completed (see "Arrival order"). */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t ts = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+    for (uint64_t p = from; p != to; p++) {
+        uint64_t *r = out[p & (t->slots - 1)].w, chk = r[0] << 32;
+        r[5] = chk | (ts & UINT32_MAX);
+        r[6] = chk | (ts >> 32);
+        if (rc) r[2] &= ~(UINT64_C(3) << 30); /* void (kind 0): keep seq and check values */
     }
     t->sent[target] = to;
     while (from != to) {
@@ -1297,6 +1343,21 @@ static int narmat_mpi_send(struct narmat_win *w, int target)
         from += n;
     }
     NARMAU_MPI(MPI_Win_flush(target, t->ctl));
+    return rc;
+}
+
+/* Deferred records: write those of every target that has some (flush_all, poll, Win_free).
+ * Returns the first failure; every target is tried. */
+static int narmat_mpi_send_pending(struct narmat_win *w)
+{
+    struct narmat_mpi *t = tp_of(w);
+    int rc = NARMA_SUCCESS;
+    while (t->npend > 0) {
+        int target = t->pend[--t->npend];
+        t->queued[target] = 0;
+        int rc2 = narmat_mpi_send(w, target);
+        if (rc == NARMA_SUCCESS) rc = rc2;
+    }
     return rc;
 }
 
@@ -1313,6 +1374,8 @@ static int narmat_mpi_reserve(struct narmat_win *w, int target)
             return NARMAU_ERR(NARMA_ERR_NO_MEM, "notification records to rank %d", target);
     }
     if (t->pos[target] - t->hd[target] < t->slots) return NARMA_SUCCESS;
+    /* Full: records still waiting here cannot be consumed, so no credit could come back. */
+    if ((rc = narmat_mpi_send(w, target))) return rc;
     uint64_t hd = 0;
     if ((rc = ctl_read(w, t->off_credit + (MPI_Aint)target * 8, 1, &hd))) return rc;
     if (hd > t->hd[target]) t->hd[target] = hd; /* only grows: an old value only delays */
@@ -1339,11 +1402,13 @@ static int narmat_mpi_enqueue(struct narmat_win *w, int target, int kind, int ta
     r[2] = chk | ((uint64_t)(uint32_t)kind << 30) | ((uint32_t)tag & NARMA_TAG_UB);
     r[3] = chk | (u & UINT32_MAX);
     r[4] = chk | (u >> 32);
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t ts = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
-    r[5] = chk | (ts & UINT32_MAX);
-    r[6] = chk | (ts >> 32);
+    if (t->deferred) { /* written by the next flush, control update or poll */
+        if (!t->queued[target]) {
+            t->queued[target] = 1;
+            t->pend[t->npend++] = target;
+        }
+        return rc;
+    }
     int rc2 = narmat_mpi_send(w, target);
     return rc ? rc : rc2;
 }
@@ -1458,6 +1523,13 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 {
     struct narmat_mpi *t = tp_of(w);
     int n = 0, delivered = 0;
+    /* This process as an origin: deferred records go out at the latest here, so a program
+     * that waits in narma without flushing still notifies its targets. A failure is reported
+     * again by the next flush (the data window stays dirty), not lost. */
+    if (t->npend > 0) {
+        int rc = narmat_mpi_send_pending(w);
+        if (rc && !t->pend_err) t->pend_err = rc;
+    }
     if (++t->polls >= t->progress_every) {
         /* MPI_Win_sync does not drive MPI's progress engine (MPICH 5); a
          * probe on the window's private communicator, which carries no
@@ -1479,7 +1551,11 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
         for (int i = 0; i < first; i++)
             if (t->seen[i].ts > maxts) maxts = t->seen[i].ts;
         if (last > 0) n = poll_pass(w, n, last, 1, found, &last2);
-        if (n > 1) qsort(t->seen, (size_t)n, sizeof(*t->seen), seen_cmp);
+        /* One origin's records are in position order already: sort only a mix. */
+        int mixed = 0;
+        for (int i = 1; i < n && !mixed; i++)
+            mixed = t->seen[i].origin != t->seen[0].origin;
+        if (mixed) qsort(t->seen, (size_t)n, sizeof(*t->seen), seen_cmp);
         /* The writer completed its data access before the record: make it visible to this
          * process's loads (the private copy in the separate model, a memory barrier in the
          * unified one) before the notification tells the program to read it. */
@@ -1509,7 +1585,9 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 static int narmat_mpi_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = narmat_mpi_flush_dirty(t, target); /* release: data before the update */
+    /* Release: data (and deferred notifications) before the update. */
+    int rc = t->npend > 0 ? narmat_mpi_send(w, target) : NARMA_SUCCESS;
+    if (rc == NARMA_SUCCESS) rc = narmat_mpi_flush_dirty(t, target);
     if (rc) return rc;
     NARMAU_MPI(MPI_Accumulate(&val, 1, MPI_UINT64_T, target, ctl_offset(t, kind, arg), 1,
                               MPI_UINT64_T, MPI_SUM, t->ctl));
@@ -1521,7 +1599,8 @@ static int narmat_mpi_ctl_cas(struct narmat_win *w, int target, int kind, int ar
                               uint64_t expected, uint64_t desired, uint64_t *old)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = narmat_mpi_flush_dirty(t, target);
+    int rc = t->npend > 0 ? narmat_mpi_send(w, target) : NARMA_SUCCESS;
+    if (rc == NARMA_SUCCESS) rc = narmat_mpi_flush_dirty(t, target);
     if (rc) return rc;
     NARMAU_MPI(MPI_Compare_and_swap(&desired, &expected, old, MPI_UINT64_T, target,
                                     ctl_offset(t, kind, arg), t->ctl));
