@@ -54,6 +54,7 @@ enum scheme_id {
     S_NARMA_NOTIFY_CREATE,
     S_NARMA_NOTIFY_DYNAMIC,
     S_NARMA_NOTIFY_DEFERRED,
+    S_NARMA_NOTIFY_PERSISTENT,
     S_RAW_SHM,
     S_COUNT
 };
@@ -71,6 +72,7 @@ static const struct pp_scheme *const schemes[S_COUNT] = {
     [S_NARMA_NOTIFY_CREATE] = &pp_narma_notify_create,
     [S_NARMA_NOTIFY_DYNAMIC] = &pp_narma_notify_dynamic,
     [S_NARMA_NOTIFY_DEFERRED] = &pp_narma_notify_deferred,
+    [S_NARMA_NOTIFY_PERSISTENT] = &pp_narma_notify_persistent,
     [S_RAW_SHM] = &pp_raw_shm,
 };
 
@@ -89,6 +91,8 @@ static const struct {
     {S_NARMA_NOTIFY_CREATE, S_NARMA_NOTIFY, "create/notify"}, /* Win_create vs --flavor */
     {S_NARMA_NOTIFY_DYNAMIC, S_NARMA_NOTIFY, "dynamic/notify"},
     {S_NARMA_NOTIFY_DEFERRED, S_MPI_FLUSH_FLAG, "deferred/flush_flag"}, /* MPI's rules */
+    {S_NARMA_NOTIFY_PERSISTENT, S_RAW_SHM, "persistent/raw"},
+    {S_NARMA_NOTIFY_PERSISTENT, S_NARMA_NOTIFY, "persistent/notify"},
 };
 
 /* ---- options ----------------------------------------------------------- */

@@ -112,6 +112,8 @@ struct narma_state {
     NARMA_Request pingpong; /* narma_notify: persistent requests */
     NARMA_Request stream;
     NARMA_Request ack;
+    NARMA_Request pput, pack; /* narma_notify_persistent: the put (for pput_size bytes), the ack */
+    size_t pput_size;
 };
 
 /* deferred: the window's notified accesses follow MPI's completion rules (window info
@@ -136,7 +138,7 @@ static void win_setup_info(const struct pp_env *env, struct pp_inst *inst, enum 
     MPI_CHECK(MPI_Comm_group(env->comm, &g));
     MPI_CHECK(MPI_Group_incl(g, 1, &env->peer, &st->peer_group));
     MPI_CHECK(MPI_Group_free(&g));
-    st->pingpong = st->stream = st->ack = NARMA_REQUEST_NULL;
+    st->pingpong = st->stream = st->ack = st->pput = st->pack = NARMA_REQUEST_NULL;
     inst->sbuf = bench_alloc(env->max_size);
     inst->rbuf = st->base + pp_rx_offset(env->rank, env->max_size);
     inst->env = env;
@@ -400,6 +402,94 @@ const struct pp_scheme pp_narma_notify_deferred = {
     .teardown = notify_teardown,
     .round = notify_round,
     .stream = notify_stream,
+};
+
+/* ---- narma_notify_persistent ------------------------------------------ */
+
+/* The persistent put of `size` bytes to the peer: made on the first round of a size (the
+ * validated, untimed one), reused by every later round and stream message of that size. */
+static NARMA_Request *persistent_put(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    if (st->pput == NARMA_REQUEST_NULL || st->pput_size != size) {
+        if (st->pput != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Request_free(&st->pput));
+        NARMA_CHECK(
+            NARMA_Put_notify_init(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                                  st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                                  (int)size, MPI_BYTE, st->win, TAG_PINGPONG, &st->pput));
+        st->pput_size = size;
+    }
+    return &st->pput;
+}
+
+static void persistent_send(NARMA_Request *req)
+{
+    NARMA_CHECK(NARMA_Start(req));
+    NARMA_CHECK(NARMA_Wait(req, MPI_STATUS_IGNORE));
+}
+
+static void persistent_round(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    if (env->rank == PP_SERVER) {
+        wait_notification(&st->pingpong);
+        pp_consume(inst->rbuf, size);
+    }
+    persistent_send(persistent_put(inst, size));
+    if (env->rank == PP_CLIENT) {
+        wait_notification(&st->pingpong);
+        pp_consume(inst->rbuf, size);
+    }
+}
+
+static void persistent_stream(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    if (env->rank == PP_CLIENT) {
+        NARMA_Request *put = persistent_put(inst, size);
+        for (int i = 0; i < PP_WINDOW; i++)
+            persistent_send(put);
+        NARMA_CHECK(NARMA_Win_flush(env->peer, st->win)); /* one flush per window */
+        wait_notification(&st->ack);
+    } else {
+        /* The stream's messages carry TAG_PINGPONG here: count them with their own request. */
+        wait_notification(&st->stream);
+        pp_consume(inst->rbuf, size);
+        persistent_send(&st->pack);
+    }
+}
+
+static int persistent_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    int rc = notify_setup_flavor(env, inst, pp_flavor, 0);
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Request_free(&st->stream)); /* counts TAG_PINGPONG instead */
+    NARMA_CHECK(NARMA_Notify_init(st->win, env->peer, TAG_PINGPONG, PP_WINDOW, &st->stream));
+    NARMA_CHECK(NARMA_Put_notify_init(&st->flag_out, 0, MPI_BYTE, env->peer,
+                                      st->peer + (MPI_Aint)pp_flag_offset(env->max_size), 0,
+                                      MPI_BYTE, st->win, TAG_ACK, &st->pack));
+    return rc;
+}
+
+static void persistent_teardown(struct pp_inst *inst)
+{
+    struct narma_state *st = inst->priv;
+    if (st->pput != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Request_free(&st->pput));
+    NARMA_CHECK(NARMA_Request_free(&st->pack));
+    notify_teardown(inst);
+}
+
+const struct pp_scheme pp_narma_notify_persistent = {
+    .name = "narma_notify_persistent",
+    .what = "Put_notify_init once per size, then Start + Wait per message (no flush: complete on "
+            "return)",
+    .setup = persistent_setup,
+    .teardown = persistent_teardown,
+    .round = persistent_round,
+    .stream = persistent_stream,
 };
 
 /* The same on a window of a fixed flavor whatever --flavor says, so that one run

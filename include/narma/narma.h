@@ -324,6 +324,35 @@ NARMA_API int NARMA_Accumulate_notify(const void *origin_addr, int origin_count,
                                       int tag);
 
 /**
+ * Persistent notified accesses (in the spirit of MPI-4's persistent
+ * operations): the access described once, every argument checked once (bad
+ * input is refused here, with the blocking call's error classes), then issued
+ * by each NARMA_Start / NARMA_Startall and completed with the Test/Wait family
+ * (local completion: the origin buffer may be reused, a get's result is
+ * there; with the blocking call's completion at the target). The request goes
+ * back to inactive after Test/Wait, as a notification request does. The
+ * window cannot be freed while such a request exists (NARMA_ERR_PENDING):
+ * free the request first. A dynamic window's bounds are checked again at each
+ * start (regions come and go). MPI_PROC_NULL targets make starts that do
+ * nothing.
+ */
+NARMA_API int NARMA_Put_notify_init(const void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, int target_rank,
+                                    MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, NARMA_Win win, int tag,
+                                    NARMA_Request *request);
+NARMA_API int NARMA_Get_notify_init(void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, int target_rank,
+                                    MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, NARMA_Win win, int tag,
+                                    NARMA_Request *request);
+NARMA_API int NARMA_Accumulate_notify_init(const void *origin_addr, int origin_count,
+                                           MPI_Datatype origin_datatype, int target_rank,
+                                           MPI_Aint target_disp, int target_count,
+                                           MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                           int tag, NARMA_Request *request);
+
+/**
  * Create an inactive persistent notification request matching notified
  * accesses from @p src_rank (or NARMA_ANY_SOURCE) with @p tag (or
  * NARMA_ANY_TAG). Once started it completes after @p expected_count matches;

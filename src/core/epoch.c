@@ -1,5 +1,6 @@
 /* The epoch queue: opening, activation, recorded operations, completion. See epoch.h. */
 #include "core/epoch.h"
+#include "core/rma.h"
 #include "util/dtype.h"
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +211,7 @@ static void op_abandon(struct narmai_op *op, int rc)
     op->req = NULL;
 }
 
-static void type_release(MPI_Datatype *t)
+void narmai_type_release(MPI_Datatype *t)
 {
     int ni, na, nd, comb;
     if (*t == MPI_DATATYPE_NULL) return;
@@ -218,7 +219,7 @@ static void type_release(MPI_Datatype *t)
     if (comb != MPI_COMBINER_NAMED) MPI_Type_free(t);
 }
 
-static int type_hold(MPI_Datatype *t)
+int narmai_type_hold(MPI_Datatype *t)
 {
     int ni, na, nd, comb;
     if (*t == MPI_DATATYPE_NULL) return MPI_SUCCESS;
@@ -232,9 +233,9 @@ static void op_free(struct narmai_op *op)
 {
     if (op->req != NULL)
         op_abandon(op, NARMAU_ERR(NARMA_ERR_WIN, "window freed before the operation was issued"));
-    type_release(&op->otype);
-    type_release(&op->rtype);
-    type_release(&op->ttype);
+    narmai_type_release(&op->otype);
+    narmai_type_release(&op->rtype);
+    narmai_type_release(&op->ttype);
     free(op);
 }
 
@@ -324,18 +325,18 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     }
     op->seq = w->op_seq;
     /* Hold the datatypes one by one, so a failure frees only our duplicates. */
-    if (type_hold(&op->otype)) {
+    if (narmai_type_hold(&op->otype)) {
         free(op);
         return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
-    if (type_hold(&op->rtype)) {
-        type_release(&op->otype);
+    if (narmai_type_hold(&op->rtype)) {
+        narmai_type_release(&op->otype);
         free(op);
         return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
-    if (type_hold(&op->ttype)) {
-        type_release(&op->otype);
-        type_release(&op->rtype);
+    if (narmai_type_hold(&op->ttype)) {
+        narmai_type_release(&op->otype);
+        narmai_type_release(&op->rtype);
         free(op);
         return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }

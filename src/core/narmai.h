@@ -46,7 +46,7 @@ static inline int narmai_ensure_init(void)
  * Non-persistent requests (Rput, Rget, ..., R*_notify) are created ACTIVE (or
  * already COMPLETE); Test/Wait that observes completion frees them and sets
  * the caller's handle to NARMA_REQUEST_NULL. */
-enum narmai_req_kind { NARMAI_REQ_NOTIFY = 1, NARMAI_REQ_RMA, NARMAI_REQ_EPOCH };
+enum narmai_req_kind { NARMAI_REQ_NOTIFY = 1, NARMAI_REQ_RMA, NARMAI_REQ_EPOCH, NARMAI_REQ_PACC };
 enum narmai_req_state {
     NARMAI_REQ_INACTIVE = 1,
     NARMAI_REQ_ACTIVE,
@@ -76,10 +76,27 @@ struct narmai_request {
      * until it is issued. */
     void *ctx;
     int (*poll)(struct narmai_request *r); /* flush requests: completion test */
-    uint64_t upto; /* flush requests: operations up to this sequence number */
-    int target;    /* flush requests: rank or -1 */
-    uint8_t local; /* flush requests: local completion only */
+    uint64_t upto;            /* flush requests: operations up to this sequence number */
+    int target;               /* flush requests: rank or -1 */
+    uint8_t local;            /* flush requests: local completion only */
+    struct narmai_pacc *pacc; /* persistent notified accesses: the access, checked at init */
 };
+
+/* Persistent notified access (NARMA_Put_notify_init, ...): every argument checked once at
+ * init; Start issues it with no further check except a dynamic window's bounds (regions
+ * come and go). Same life cycle as a notification request; counted in win->nreqs, so the
+ * window cannot be freed under it. */
+enum narmai_pacc_kind { NARMAI_PACC_PUT = 1, NARMAI_PACC_GET, NARMAI_PACC_ACC };
+struct narmai_pacc {
+    int kind;
+    void *oaddr;
+    int ocount, target, tcount, tag;
+    MPI_Datatype otype, ttype; /* held (narmai_type_hold) */
+    MPI_Aint disp;
+    MPI_Op op;
+};
+int narmai_pacc_start(struct narmai_request *r);
+void narmai_pacc_release(struct narmai_request *r);
 
 /* ---- unexpected queue (notify_match.c) ---- */
 struct narmai_uq_entry;

@@ -1,6 +1,8 @@
 /* Notified Access entry points (paper section III-B). Each notified access
  * forms its own epoch: legal inside any access epoch and outside one. */
 #include "core/rma.h"
+#include <stdint.h>
+#include <stdlib.h>
 #include "transport/transport.h"
 
 /* Returns what call returns once it is not NARMAT_AGAIN. A full notification ring answers
@@ -94,4 +96,132 @@ int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, M
     if (rc == NARMA_SUCCESS && target != MPI_PROC_NULL && w->t.notify_deferred)
         rc = narmat_flush_local(&w->t, target);
     return completed_request(w, rc, request);
+}
+
+/* ---- persistent notified accesses ---------------------------------------- */
+
+/* Check like the blocking call, keep the access in a persistent request (INACTIVE). */
+static int pacc_init(int kind, const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                     MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op, NARMA_Win w, int tag,
+                     NARMA_Request *request)
+{
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    int rc;
+    if ((rc = check_tag(tag))) return rc;
+    if (kind == NARMAI_PACC_ACC) {
+        if (op == MPI_NO_OP)
+            return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
+        if ((rc = narmai_acc_check(op, ttype))) return rc;
+    }
+    /* MPI_PROC_NULL: a valid request whose every start does nothing. */
+    if (target != MPI_PROC_NULL &&
+        (rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH)))
+        return rc;
+    struct narmai_pacc *a = calloc(1, sizeof(*a));
+    if (a == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "persistent access");
+    *a = (struct narmai_pacc){.kind = kind,
+                              .oaddr = (void *)(uintptr_t)oaddr,
+                              .ocount = ocount,
+                              .target = target,
+                              .tcount = tcount,
+                              .tag = tag,
+                              .otype = otype,
+                              .ttype = ttype,
+                              .disp = disp,
+                              .op = op};
+    if (narmai_type_hold(&a->otype) != MPI_SUCCESS) {
+        free(a);
+        return NARMAU_ERR(NARMA_ERR_TYPE, "origin datatype");
+    }
+    if (narmai_type_hold(&a->ttype) != MPI_SUCCESS) {
+        narmai_type_release(&a->otype);
+        free(a);
+        return NARMAU_ERR(NARMA_ERR_TYPE, "target datatype");
+    }
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_PACC, w);
+    if (r == NULL) {
+        narmai_type_release(&a->otype);
+        narmai_type_release(&a->ttype);
+        free(a);
+        return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
+    }
+    r->state = NARMAI_REQ_INACTIVE;
+    r->pacc = a;
+    r->st_src = w->t.rank;
+    r->st_tag = MPI_ANY_TAG;
+    w->nreqs++;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Put_notify_init(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                          MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Win w, int tag,
+                          NARMA_Request *request)
+{
+    return pacc_init(NARMAI_PACC_PUT, oaddr, ocount, otype, target, disp, tcount, ttype,
+                     MPI_OP_NULL, w, tag, request);
+}
+
+int NARMA_Get_notify_init(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                          int tcount, MPI_Datatype ttype, NARMA_Win w, int tag,
+                          NARMA_Request *request)
+{
+    return pacc_init(NARMAI_PACC_GET, oaddr, ocount, otype, target, disp, tcount, ttype,
+                     MPI_OP_NULL, w, tag, request);
+}
+
+int NARMA_Accumulate_notify_init(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                                 MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
+                                 NARMA_Win w, int tag, NARMA_Request *request)
+{
+    return pacc_init(NARMAI_PACC_ACC, oaddr, ocount, otype, target, disp, tcount, ttype, op, w, tag,
+                     request);
+}
+
+static int pacc_issue(struct narmai_win *w, const struct narmai_pacc *a)
+{
+    switch (a->kind) {
+    case NARMAI_PACC_PUT:
+        NOTIFY_RETRY(narmat_put_notify(&w->t, a->oaddr, a->ocount, a->otype, a->target, a->disp,
+                                       a->tcount, a->ttype, a->tag));
+    case NARMAI_PACC_GET:
+        NOTIFY_RETRY(narmat_get_notify(&w->t, a->oaddr, a->ocount, a->otype, a->target, a->disp,
+                                       a->tcount, a->ttype, a->tag));
+    default:
+        NOTIFY_RETRY(narmat_acc_notify(&w->t, a->oaddr, a->ocount, a->otype, a->target, a->disp,
+                                       a->tcount, a->ttype, a->op, a->tag));
+    }
+}
+
+/* Start: the access, complete (locally) on return as for the R* forms; the request is then
+ * COMPLETE until Test/Wait make it INACTIVE again. A failure leaves it INACTIVE. */
+int narmai_pacc_start(struct narmai_request *r)
+{
+    struct narmai_win *w = r->win;
+    const struct narmai_pacc *a = r->pacc;
+    int rc = NARMA_SUCCESS;
+    if (a->target != MPI_PROC_NULL) {
+        /* A dynamic window's regions may have changed since init. */
+        if (w->t.flavor == MPI_WIN_FLAVOR_DYNAMIC &&
+            (rc = narmai_rma_check(w, a->target, a->disp, a->ocount, a->otype, a->tcount, a->ttype,
+                                   NARMAI_CHK_NO_EPOCH)))
+            return rc;
+        rc = pacc_issue(w, a);
+        if (rc == NARMA_SUCCESS && w->t.notify_deferred) rc = narmat_flush_local(&w->t, a->target);
+        if (rc) return rc;
+    }
+    r->st_error = NARMA_SUCCESS;
+    r->state = NARMAI_REQ_COMPLETE;
+    return NARMA_SUCCESS;
+}
+
+void narmai_pacc_release(struct narmai_request *r)
+{
+    struct narmai_pacc *a = r->pacc;
+    if (a == NULL) return;
+    narmai_type_release(&a->otype);
+    narmai_type_release(&a->ttype);
+    free(a);
+    r->pacc = NULL;
 }

@@ -29,7 +29,9 @@ struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
 
 void narmai_request_release(struct narmai_request *r)
 {
-    if (r->kind == NARMAI_REQ_NOTIFY && r->win != NULL) r->win->nreqs--;
+    if ((r->kind == NARMAI_REQ_NOTIFY || r->kind == NARMAI_REQ_PACC) && r->win != NULL)
+        r->win->nreqs--;
+    if (r->kind == NARMAI_REQ_PACC) narmai_pacc_release(r);
     r->magic = 0;
     r->state = NARMAI_REQ_DEAD;
     if (narmai_req_cached < NARMAI_REQ_CACHE)
@@ -91,7 +93,7 @@ static int req_finish(NARMA_Request *handle, MPI_Status *st)
         st->MPI_TAG = r->st_tag;
         st->MPI_ERROR = err ? MPI_ERR_OTHER : MPI_SUCCESS;
     }
-    if (r->kind == NARMAI_REQ_NOTIFY) {
+    if (r->kind == NARMAI_REQ_NOTIFY || r->kind == NARMAI_REQ_PACC) {
         r->state = NARMAI_REQ_INACTIVE;
     } else {
         narmai_request_release(r);
@@ -316,11 +318,12 @@ int NARMA_Start(NARMA_Request *request)
 #if NARMA_ARG_CHECKS
     if (request == NULL || !req_ok(*request))
         return NARMAU_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
-    if ((*request)->kind != NARMAI_REQ_NOTIFY)
+    if ((*request)->kind != NARMAI_REQ_NOTIFY && (*request)->kind != NARMAI_REQ_PACC)
         return NARMAU_ERR(NARMA_ERR_REQUEST, "not a persistent request");
     if ((*request)->state != NARMAI_REQ_INACTIVE)
         return NARMAU_ERR(NARMA_ERR_REQUEST, "request is already active");
 #endif
+    if ((*request)->kind == NARMAI_REQ_PACC) return narmai_pacc_start(*request);
     return narmai_notify_start(*request);
 }
 

@@ -14,4 +14,9 @@ int narmai_acc_check(MPI_Op op, MPI_Datatype ttype);
  * the call succeeds and does nothing (MPI); a request form gets a request that
  * is already complete. */
 int narmai_proc_null(struct narmai_win *w, NARMA_Request *request);
+
+/* A datatype kept past the call that passed it: derived types are duplicated (the program may
+ * free its own), predefined ones kept as they are; release undoes hold. */
+int narmai_type_hold(MPI_Datatype *t);
+void narmai_type_release(MPI_Datatype *t);
 #endif
