@@ -44,7 +44,12 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     int rc = check_side(tcount, ttype, &td, "target");
     if (rc) return rc;
     if (!(flags & NARMAI_CHK_NO_ORIGIN)) {
-        if ((rc = check_side(ocount, otype, &od, "origin"))) return rc;
+        if (otype == ttype) { /* the common case: one description for both sides */
+            if (ocount < 0) return NARMAU_ERR(NARMA_ERR_COUNT, "origin count %d", ocount);
+            od = td;
+        } else if ((rc = check_side(ocount, otype, &od, "origin"))) {
+            return rc;
+        }
         /* Type signatures: both built from one basic type -> the same one. An
          * empty transfer matches any signature (MPI), so compare only with bytes. */
         if (od->basic != MPI_DATATYPE_NULL && td->basic != MPI_DATATYPE_NULL &&

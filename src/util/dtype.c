@@ -611,7 +611,11 @@ int narmau_dtype_copy(void *dst, int dcount, MPI_Datatype dtype, const void *src
     const narmau_dtype *d, *s;
     int rc;
     if (dcount < 0 || scount < 0) return NARMA_ERR_COUNT;
-    if ((rc = narmau_dtype_get(dtype, &d)) || (rc = narmau_dtype_get(stype, &s))) return rc;
+    if ((rc = narmau_dtype_get(dtype, &d))) return rc;
+    if (stype == dtype) /* the common case: one lookup */
+        s = d;
+    else if ((rc = narmau_dtype_get(stype, &s)))
+        return rc;
     MPI_Aint total = (MPI_Aint)scount * s->size;
     if (total != (MPI_Aint)dcount * d->size) return NARMA_ERR_TYPE;
     if (total == 0) return 0;

@@ -690,9 +690,30 @@ static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *r
     const narmau_dtype *td;
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
+    struct shm_state *s = st(w);
+    if (kind == NARMAT_NOTE_PUT && otype == ttype && td->contiguous && s->dyn == NULL) {
+        /* The common put (one contiguous type on both sides, a window with fixed memory):
+         * claim, one memcpy, publish, without the generic data step. Same order and
+         * records as shm_publish_after; the core checked bounds and counts. */
+        struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
+        uint64_t pos;
+        struct narmat_rec *rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos);
+        if (rec == NULL) return NARMAT_AGAIN;
+        const MPI_Aint bytes = (MPI_Aint)tcount * td->size;
+        const MPI_Aint lb = td->nblocks > 0 ? td->blocks[0].off : 0;
+        char *dst = taddr(w, target, disp);
+        if (bytes > 0) memmove(dst + lb, (const char *)oaddr + lb, (size_t)bytes);
+        rec->src = w->rank;
+        rec->tag = tag;
+        rec->kind = (uint32_t)kind;
+        rec->bytes = (uint64_t)bytes;
+        rec->off = bytes ? (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb) : 0;
+        narmat_ring_publish(rec, pos);
+        return NARMA_SUCCESS;
+    }
     struct shm_move m = {w, kind, oaddr, raddr, ocount, otype, target, disp, tcount, ttype, op};
     /* Bounds were checked; with no byte accessed the offset is never used. */
-    uint64_t off = (uint64_t)(disp * st(w)->peers[target].disp_unit + td->true_lb);
+    uint64_t off = (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb);
     return shm_publish_after(w, target, kind, tag, (int64_t)((MPI_Aint)tcount * td->size), off,
                              shm_move_data, &m);
 }
