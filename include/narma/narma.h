@@ -298,7 +298,9 @@ NARMA_API int NARMA_Rget_accumulate(const void *origin_addr, int origin_count,
  * at its next progress (any narma call that waits); the origin buffer is
  * reusable after that flush (the R* forms' requests complete once it is). A
  * transport may complete earlier (shm always does). On the mpi transport it
- * lets one flush complete many notified accesses.
+ * lets one flush complete many notified accesses. There, a start or R* call
+ * whose local completion fails returns the error although its access was
+ * issued: its notification may still arrive.
  */
 NARMA_API int NARMA_Put_notify(const void *origin_addr, int origin_count,
                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
@@ -329,7 +331,9 @@ NARMA_API int NARMA_Accumulate_notify(const void *origin_addr, int origin_count,
  * input is refused here, with the blocking call's error classes), then issued
  * by each NARMA_Start / NARMA_Startall and completed with the Test/Wait family
  * (local completion: the origin buffer may be reused, a get's result is
- * there; with the blocking call's completion at the target). The request goes
+ * there; at the target, the access completes as the blocking call's does: on
+ * return by default, at the next flush or progress on a window with
+ * narma_notify_completion=flush). The request goes
  * back to inactive after Test/Wait, as a notification request does. The
  * window cannot be freed while such a request exists (NARMA_ERR_PENDING):
  * free the request first. A dynamic window's bounds are checked again at each

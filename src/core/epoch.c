@@ -431,7 +431,10 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
         for (int r = 0; r < w->t.size; r++)
             if (e->held_all[r] == 1)
                 narmai_epoch_error(e, narmai_lock_release(w, r, MPI_LOCK_SHARED));
-        if (e->assert & MPI_MODE_NOCHECK) narmai_epoch_error(e, narmat_flush(&w->t, -1));
+        /* Targets reached only by notified accesses were never locked: with deferred
+         * notifications (narma_notify_completion=flush) they are completed here too. */
+        if ((e->assert &MPI_MODE_NOCHECK) || w->t.notify_deferred)
+            narmai_epoch_error(e, narmat_flush(&w->t, -1));
         return 1;
     }
     return 0;

@@ -134,15 +134,17 @@ static int pacc_init(int kind, const void *oaddr, int ocount, MPI_Datatype otype
         free(a);
         return NARMAU_ERR(NARMA_ERR_TYPE, "origin datatype");
     }
-    if (narmai_type_hold(&a->ttype) != MPI_SUCCESS) {
+    if (ttype == otype) /* one held copy for both sides: the same-type paths still apply */
+        a->ttype = a->otype;
+    else if (narmai_type_hold(&a->ttype) != MPI_SUCCESS) {
         narmai_type_release(&a->otype);
         free(a);
         return NARMAU_ERR(NARMA_ERR_TYPE, "target datatype");
     }
     struct narmai_request *r = narmai_request_new(NARMAI_REQ_PACC, w);
     if (r == NULL) {
+        if (a->ttype != a->otype) narmai_type_release(&a->ttype);
         narmai_type_release(&a->otype);
-        narmai_type_release(&a->ttype);
         free(a);
         return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     }
@@ -220,8 +222,8 @@ void narmai_pacc_release(struct narmai_request *r)
 {
     struct narmai_pacc *a = r->pacc;
     if (a == NULL) return;
+    if (a->ttype != a->otype) narmai_type_release(&a->ttype);
     narmai_type_release(&a->otype);
-    narmai_type_release(&a->ttype);
     free(a);
     r->pacc = NULL;
 }

@@ -203,9 +203,13 @@ int NARMA_Win_free(NARMA_Win *win)
 {
     if (win == NULL || !narmai_win_ok(*win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     struct narmai_win *w = *win;
+    /* Deferred notifications (narma_notify_completion=flush) go out before the agreement, so
+     * that each target's last poll below, after it, finds them. */
+    int flushed = w->t.notify_deferred ? narmat_flush(&w->t, -1) : NARMA_SUCCESS;
     /* Every rank learns whether any rank cannot free, so an error never leaves
      * the others blocked in the collective free. */
     int mine = narmai_epoch_free_check(w), worst = 0;
+    if (mine == NARMA_SUCCESS) mine = flushed;
     NARMAU_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->t.comm));
     if (worst != NARMA_SUCCESS)
         return mine ? mine : NARMAU_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");

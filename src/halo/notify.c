@@ -10,7 +10,8 @@
  * fields are known then) and made again only when the program passes other
  * field pointers; an exchange starts its parity's set with one Startall (and
  * retires them with one Waitall: they are complete, locally and at the
- * target, when Start returns).
+ * target, when Start returns, since the plan's window keeps narma's default
+ * completion, not narma_notify_completion=flush).
  *
  * Why two requests and parity tags: a fast neighbour can finish exchange n
  * (it has our data) and send n + 1 before a slower neighbour's n has arrived
@@ -110,7 +111,17 @@ static int notify_start(narmah_plan *p)
     if (rc == NARMA_SUCCESS && s->nput > 0) rc = NARMA_Startall(s->nput, s->put[q]);
     if (rc == NARMA_SUCCESS && s->nput > 0)
         rc = NARMA_Waitall(s->nput, s->put[q], MPI_STATUSES_IGNORE);
-    if (rc == NARMA_SUCCESS) narmah_self_copies(p);
+    if (rc == NARMA_SUCCESS) {
+        narmah_self_copies(p);
+        return rc;
+    }
+    /* A failed start leaves some puts started and the request active: make both again, so
+     * that the next exchange starts from a clean state (the plan stays usable). */
+    puts_free(s);
+    if (s->req[q] != NARMA_REQUEST_NULL) {
+        NARMA_Request_free(&s->req[q]);
+        NARMA_Notify_init(s->win, NARMA_ANY_SOURCE, q, p->nremote * p->d.nfields, &s->req[q]);
+    }
     return rc;
 }
 

@@ -18,6 +18,11 @@
  *   - Get_notify: the origin buffer holds the target's data after the flush;
  *   - Rput_notify: the origin buffer may be overwritten once the request
  *     completes, the target still gets the value put;
+ *   - Win_unlock_all of a lock_all(0) epoch (which locked no target: notified
+ *     accesses need no lock) completes the notified accesses: the origin then
+ *     blocks in MPI_Barrier while its target waits for the notification;
+ *   - Win_free completes them too: the origin frees the window while its
+ *     target waits for the notification, then frees;
  *   - Win_free with deferred records pending (their matching requests never
  *     started): no crash, no leak;
  *   - a bad value of the key is refused on every rank.
@@ -182,6 +187,44 @@ int main(int argc, char **argv)
         CHECK_RC(NARMA_Request_free(&req));
     }
     MPI_Barrier(MPI_COMM_WORLD);
+
+    test_phase("Win_unlock_all completes notified accesses; then only plain MPI");
+    {
+        NARMA_Request req;
+        uint64_t v = 0x10c4;
+        CHECK_RC(NARMA_Notify_init(win, 0, TAG_X, 1, &req));
+        if (rank == 0) {
+            CHECK_RC(NARMA_Win_lock_all(0, win));
+            CHECK_RC(NARMA_Put_notify(&v, 1, MPI_UINT64_T, 1, N + 1, 1, MPI_UINT64_T, win, TAG_X));
+            CHECK_RC(NARMA_Win_unlock_all(win));
+        } else if (rank == 1) { /* before the barrier: only the unlock can have sent it */
+            CHECK_RC(NARMA_Start(&req));
+            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+            CHECK(mem[N + 1] == 0x10c4, "word %#llx after the notification",
+                  (unsigned long long)mem[N + 1]);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_RC(NARMA_Request_free(&req));
+    }
+
+    test_phase("Win_free completes notified accesses");
+    {
+        uint64_t *m2, v = 0xf4ee;
+        NARMA_Win w2 = deferred_window(64, &m2);
+        m2[0] = 0;
+        NARMA_Request req = NARMA_REQUEST_NULL;
+        CHECK_RC(NARMA_Notify_init(w2, 0, TAG_X, 1, &req));
+        CHECK_RC(NARMA_Start(&req));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            CHECK_RC(NARMA_Put_notify(&v, 1, MPI_UINT64_T, 1, 0, 1, MPI_UINT64_T, w2, TAG_X));
+        if (rank == 1) { /* rank 0 is already in Win_free: only it can have sent it */
+            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+            CHECK(m2[0] == 0xf4ee, "word %#llx after the notification", (unsigned long long)m2[0]);
+        }
+        CHECK_RC(NARMA_Request_free(&req));
+        CHECK_RC(NARMA_Win_free(&w2));
+    }
 
     test_phase("Win_free with deferred records pending");
     {

@@ -1227,23 +1227,22 @@ static int narmat_mpi_cas(struct narmat_win *w, const void *oaddr, const void *c
 static int narmat_mpi_flush(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
-    if (t->pend_err) { /* records progress wrote failed (their data access did): report it */
-        int rc = t->pend_err;
-        t->pend_err = 0;
-        return rc;
-    }
+    /* A failure of records progress wrote (their data access failed) is reported by this
+     * flush, which still does all its work. */
+    int rc = t->pend_err;
+    t->pend_err = 0;
     if (t->npend > 0) { /* deferred notified accesses: data, then their records */
-        int rc = target < 0 ? narmat_mpi_send_pending(w) : narmat_mpi_send(w, target);
-        if (rc) return rc;
+        int rc2 = target < 0 ? narmat_mpi_send_pending(w) : narmat_mpi_send(w, target);
+        if (rc2 && !rc) rc = rc2;
     }
+    int mrc = MPI_SUCCESS;
     if (target < 0) {
-        NARMAU_MPI(MPI_Win_flush_all(t->data));
-        memset(t->dirty, 0, (size_t)w->size);
+        if ((mrc = MPI_Win_flush_all(t->data)) == MPI_SUCCESS) memset(t->dirty, 0, (size_t)w->size);
     } else if (t->dirty[target]) {
-        NARMAU_MPI(MPI_Win_flush(target, t->data));
-        t->dirty[target] = 0;
+        if ((mrc = MPI_Win_flush(target, t->data)) == MPI_SUCCESS) t->dirty[target] = 0;
     }
-    return NARMA_SUCCESS;
+    if (mrc != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
+    return rc;
 }
 
 /* Flush the data window to target only if something was issued to it. */
