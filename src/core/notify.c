@@ -66,6 +66,15 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
 /* The request of the R* forms is complete at creation: the transports complete notified
  * accesses before returning, or, on a window with narma_notify_completion=flush, the caller
  * completes them locally first (the notification follows at the next flush or progress). */
+/* Local completion of an issued notified access: there already, unless the window defers
+ * (narma_notify_completion=flush: the origin buffer is reusable after a local flush). */
+static inline int local_done(struct narmai_win *w, int target, int rc)
+{
+    if (rc == NARMA_SUCCESS && target != MPI_PROC_NULL && w->t.notify_deferred)
+        rc = narmat_flush_local(&w->t, target);
+    return rc;
+}
+
 static int completed_request(struct narmai_win *w, int rc, NARMA_Request *request)
 {
     if (rc) return rc;
@@ -83,9 +92,7 @@ int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int tar
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
-    if (rc == NARMA_SUCCESS && target != MPI_PROC_NULL && w->t.notify_deferred)
-        rc = narmat_flush_local(&w->t, target);
-    return completed_request(w, rc, request);
+    return completed_request(w, local_done(w, target, rc), request);
 }
 
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -93,9 +100,7 @@ int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, M
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
-    if (rc == NARMA_SUCCESS && target != MPI_PROC_NULL && w->t.notify_deferred)
-        rc = narmat_flush_local(&w->t, target);
-    return completed_request(w, rc, request);
+    return completed_request(w, local_done(w, target, rc), request);
 }
 
 /* ---- persistent notified accesses ---------------------------------------- */
@@ -209,9 +214,7 @@ int narmai_pacc_start(struct narmai_request *r)
             (rc = narmai_rma_check(w, a->target, a->disp, a->ocount, a->otype, a->tcount, a->ttype,
                                    NARMAI_CHK_NO_EPOCH)))
             return rc;
-        rc = pacc_issue(w, a);
-        if (rc == NARMA_SUCCESS && w->t.notify_deferred) rc = narmat_flush_local(&w->t, a->target);
-        if (rc) return rc;
+        if ((rc = local_done(w, a->target, pacc_issue(w, a)))) return rc;
     }
     r->st_error = NARMA_SUCCESS;
     r->state = NARMAI_REQ_COMPLETE;

@@ -237,8 +237,7 @@ struct narmat_mpi {
     MPI_Aint *deltas; /* Win_create, per rank: bytes from the MPI window's base to the user's */
     uint8_t *dirty;   /* per target: data operations issued since the last flush */
     uint64_t *hd;     /* per target: its credit word (head of my sub-ring) as last read */
-    int deferred;     /* w->notify_deferred: records wait for a flush (see "Deferred records") */
-    int *pend;        /* deferred: targets with records not yet written, npend of them */
+    int *pend;        /* w->notify_deferred: targets with records not yet written, npend */
     int npend;
     int pend_err;    /* deferred: a failure of records written by poll, for the next flush */
     uint8_t *queued; /* deferred, per target: in pend[] */
@@ -416,7 +415,6 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         t->nout = w->size;
         t->pend = malloc(p * sizeof(*t->pend));
         t->queued = calloc(p, 1);
-        t->deferred = w->notify_deferred;
     }
     if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd || !t->head ||
         !t->published || !t->pos || !t->sent || !t->out || !t->seen || !t->found || !t->pend ||
@@ -563,7 +561,7 @@ fail:
 static int narmat_mpi_win_free(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = narmat_mpi_send_pending(w), mrc; /* deferred notifications are not dropped */
+    int rc = NARMA_SUCCESS, mrc; /* deferred notifications: the core flushed them */
     /* Try every step even after a failure, and report the first one. */
     if ((mrc = MPI_Win_unlock_all(t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
     if ((mrc = MPI_Win_free(&t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
@@ -1231,17 +1229,17 @@ static int narmat_mpi_flush(struct narmat_win *w, int target)
      * flush, which still does all its work. */
     int rc = t->pend_err;
     t->pend_err = 0;
-    if (t->npend > 0) { /* deferred notified accesses: data, then their records */
-        int rc2 = target < 0 ? narmat_mpi_send_pending(w) : narmat_mpi_send(w, target);
-        if (rc2 && !rc) rc = rc2;
+    if (target >= 0) { /* the data, then deferred notified accesses' records */
+        int rc2 = narmat_mpi_send(w, target);
+        return rc ? rc : rc2;
     }
-    int mrc = MPI_SUCCESS;
-    if (target < 0) {
-        if ((mrc = MPI_Win_flush_all(t->data)) == MPI_SUCCESS) memset(t->dirty, 0, (size_t)w->size);
-    } else if (t->dirty[target]) {
-        if ((mrc = MPI_Win_flush(target, t->data)) == MPI_SUCCESS) t->dirty[target] = 0;
-    }
-    if (mrc != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
+    int rc2 = t->npend > 0 ? narmat_mpi_send_pending(w) : NARMA_SUCCESS;
+    if (rc2 && !rc) rc = rc2;
+    int mrc = MPI_Win_flush_all(t->data);
+    if (mrc == MPI_SUCCESS)
+        memset(t->dirty, 0, (size_t)w->size);
+    else if (!rc)
+        rc = narmau_mpi_error(mrc);
     return rc;
 }
 
@@ -1277,15 +1275,10 @@ static int narmat_mpi_sync(struct narmat_win *w)
 /* Bytes of target data a notified access touches (the notification's size). */
 static int narmat_mpi_bytes(int count, MPI_Datatype type, int64_t *bytes)
 {
-    const narmau_dtype *d;
-    if (narmau_dtype_get(type, &d) == NARMA_SUCCESS) { /* cached: no call into MPI */
-        *bytes = (int64_t)count * (int64_t)d->size;
-        return NARMA_SUCCESS;
-    }
-    MPI_Count sz = 0;
-    NARMAU_MPI(MPI_Type_size_x(type, &sz));
-    *bytes = (int64_t)count * (int64_t)sz;
-    return NARMA_SUCCESS;
+    const narmau_dtype *d; /* cached (the core checked it): no call into MPI */
+    int rc = narmau_dtype_get(type, &d);
+    if (rc == NARMA_SUCCESS) *bytes = (int64_t)count * (int64_t)d->size;
+    return rc;
 }
 
 /* Testing hook: NARMA_TEST_NOTIFY_FAIL=n makes the n-th notified access of
@@ -1310,18 +1303,18 @@ static inline MPI_Aint ring_slot(const struct narmat_mpi *t, int origin, uint64_
                NARMAT_MPI_REC_BYTES;
 }
 
-/* Step 3 of the ring protocol (see the top of the file): complete the data of the notified
- * accesses to target whose records are not written yet, then write those records (one
- * Accumulate per contiguous run of slots: at most two) and complete them. If the data flush
- * failed, the records go out void: their positions are taken and the reader must be able to
- * move past them. */
+/* Step 3 of the ring protocol (see the top of the file): complete the data issued to target
+ * (the release every flush and control update needs), then write the records not written yet
+ * (one Accumulate per contiguous run of slots: at most two) and complete them. If the data
+ * flush failed, the records go out void: their positions are taken and the reader must be
+ * able to move past them. */
 static int narmat_mpi_send(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
-    uint64_t from = t->sent[target], to = t->pos[target];
-    if (from == to) return NARMA_SUCCESS;
-    struct narmat_mpi_rec *out = t->out[target];
     int rc = narmat_mpi_flush_dirty(t, target);
+    uint64_t from = t->sent[target], to = t->pos[target];
+    if (from == to) return rc;
+    struct narmat_mpi_rec *out = t->out[target];
     /* The time of every record: now, after its data completed (see "Arrival order"). */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -1401,7 +1394,7 @@ static int narmat_mpi_enqueue(struct narmat_win *w, int target, int kind, int ta
     r[2] = chk | ((uint64_t)(uint32_t)kind << 30) | ((uint32_t)tag & NARMA_TAG_UB);
     r[3] = chk | (u & UINT32_MAX);
     r[4] = chk | (u >> 32);
-    if (t->deferred) { /* written by the next flush, control update or poll */
+    if (w->notify_deferred) { /* written by the next flush, control update or poll */
         if (!t->queued[target]) {
             t->queued[target] = 1;
             t->pend[t->npend++] = target;
@@ -1584,9 +1577,7 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 static int narmat_mpi_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
     struct narmat_mpi *t = tp_of(w);
-    /* Release: data (and deferred notifications) before the update. */
-    int rc = t->npend > 0 ? narmat_mpi_send(w, target) : NARMA_SUCCESS;
-    if (rc == NARMA_SUCCESS) rc = narmat_mpi_flush_dirty(t, target);
+    int rc = narmat_mpi_send(w, target); /* release: data and deferred records first */
     if (rc) return rc;
     NARMAU_MPI(MPI_Accumulate(&val, 1, MPI_UINT64_T, target, ctl_offset(t, kind, arg), 1,
                               MPI_UINT64_T, MPI_SUM, t->ctl));
@@ -1598,8 +1589,7 @@ static int narmat_mpi_ctl_cas(struct narmat_win *w, int target, int kind, int ar
                               uint64_t expected, uint64_t desired, uint64_t *old)
 {
     struct narmat_mpi *t = tp_of(w);
-    int rc = t->npend > 0 ? narmat_mpi_send(w, target) : NARMA_SUCCESS;
-    if (rc == NARMA_SUCCESS) rc = narmat_mpi_flush_dirty(t, target);
+    int rc = narmat_mpi_send(w, target); /* release: data and deferred records first */
     if (rc) return rc;
     NARMAU_MPI(MPI_Compare_and_swap(&desired, &expected, old, MPI_UINT64_T, target,
                                     ctl_offset(t, kind, arg), t->ctl));

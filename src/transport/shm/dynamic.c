@@ -18,15 +18,7 @@
 
 #define PAGE_MASK_OF(x) ((x) & ~(uint64_t)(page() - 1))
 
-static uint64_t page(void)
-{
-    static uint64_t ps;
-    if (ps == 0) {
-        long v = sysconf(_SC_PAGESIZE);
-        ps = v > 0 ? (uint64_t)v : 4096;
-    }
-    return ps;
-}
+static inline uint64_t page(void) { return (uint64_t)narmat_page_size(); }
 
 static uint64_t page_up(uint64_t x) { return (x + page() - 1) & ~(page() - 1); }
 

@@ -662,21 +662,31 @@ static int shm_move_data(void *arg)
  * learns it may overwrite its buffer). An access whose data step fails
  * publishes a void record (kind 0), which the reader consumes without
  * delivering. off: the data's byte offset in the target's window (prefetch). */
-static int shm_publish_after(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
-                             uint64_t off, int (*move)(void *arg), void *arg)
+static inline struct narmat_rec *shm_claim(struct shm_state *s, int target, uint64_t *pos)
 {
-    struct shm_state *s = st(w);
     struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
-    uint64_t pos;
-    struct narmat_rec *rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos);
-    if (rec == NULL) return NARMAT_AGAIN;
-    int rc = move(arg);
+    return narmat_ring_claim(ring, s->mask, &s->head_copy[target], pos);
+}
+
+static inline void shm_publish(struct narmat_win *w, struct narmat_rec *rec, uint64_t pos,
+                               uint32_t kind, int tag, int64_t bytes, uint64_t off)
+{
     rec->src = w->rank;
     rec->tag = tag;
-    rec->kind = rc ? NARMAT_SHM_NOTE_VOID : (uint32_t)kind;
+    rec->kind = kind;
     rec->bytes = (uint64_t)bytes;
     rec->off = bytes ? off : 0;
     narmat_ring_publish(rec, pos);
+}
+
+static int shm_publish_after(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                             uint64_t off, int (*move)(void *arg), void *arg)
+{
+    uint64_t pos;
+    struct narmat_rec *rec = shm_claim(st(w), target, &pos);
+    if (rec == NULL) return NARMAT_AGAIN;
+    int rc = move(arg);
+    shm_publish(w, rec, pos, rc ? NARMAT_SHM_NOTE_VOID : (uint32_t)kind, tag, bytes, off);
     return rc;
 }
 
@@ -691,31 +701,23 @@ static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *r
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
     struct shm_state *s = st(w);
+    const int64_t bytes = (int64_t)((MPI_Aint)tcount * td->size);
+    /* Bounds were checked; with no byte accessed the offset is never used. */
+    const uint64_t off = (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb);
     if (kind == NARMAT_NOTE_PUT && otype == ttype && td->contiguous && s->dyn == NULL) {
         /* The common put (one contiguous type on both sides, a window with fixed memory):
-         * claim, one memcpy, publish, without the generic data step. Same order and
-         * records as shm_publish_after; the core checked bounds and counts. */
-        struct narmat_ring *ring = (struct narmat_ring *)(s->peers[target].seg + s->off_ring);
+         * claim, one memmove, publish, without the generic data step (shm_move_data). */
         uint64_t pos;
-        struct narmat_rec *rec = narmat_ring_claim(ring, s->mask, &s->head_copy[target], &pos);
+        struct narmat_rec *rec = shm_claim(s, target, &pos);
         if (rec == NULL) return NARMAT_AGAIN;
-        const MPI_Aint bytes = (MPI_Aint)tcount * td->size;
         const MPI_Aint lb = td->nblocks > 0 ? td->blocks[0].off : 0;
-        char *dst = taddr(w, target, disp);
-        if (bytes > 0) memmove(dst + lb, (const char *)oaddr + lb, (size_t)bytes);
-        rec->src = w->rank;
-        rec->tag = tag;
-        rec->kind = (uint32_t)kind;
-        rec->bytes = (uint64_t)bytes;
-        rec->off = bytes ? (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb) : 0;
-        narmat_ring_publish(rec, pos);
+        if (bytes > 0)
+            memmove(taddr(w, target, disp) + lb, (const char *)oaddr + lb, (size_t)bytes);
+        shm_publish(w, rec, pos, (uint32_t)kind, tag, bytes, off);
         return NARMA_SUCCESS;
     }
     struct shm_move m = {w, kind, oaddr, raddr, ocount, otype, target, disp, tcount, ttype, op};
-    /* Bounds were checked; with no byte accessed the offset is never used. */
-    uint64_t off = (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb);
-    return shm_publish_after(w, target, kind, tag, (int64_t)((MPI_Aint)tcount * td->size), off,
-                             shm_move_data, &m);
+    return shm_publish_after(w, target, kind, tag, bytes, off, shm_move_data, &m);
 }
 
 static int shm_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,

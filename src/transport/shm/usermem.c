@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static size_t page_size(void)
+size_t narmat_page_size(void)
 {
     static size_t ps;
     if (ps == 0) {
@@ -101,7 +101,7 @@ static int restore_pages(int fd, char *start, size_t len, off_t off)
 
 void narmat_usermem_span(const void *base, size_t size, char **start, size_t *len)
 {
-    const uintptr_t ps = page_size(), b = (uintptr_t)base;
+    const uintptr_t ps = narmat_page_size(), b = (uintptr_t)base;
     const uintptr_t lo = b / ps * ps, hi = (b + size + ps - 1) / ps * ps;
     *start = (char *)lo;
     *len = hi - lo;
@@ -473,7 +473,7 @@ static int arena_mapped(uintptr_t start, size_t len, uint64_t off)
  * those very pages, which read as zero until their contents are read back. */
 static void arena_put_back(uintptr_t start, size_t len)
 {
-    const uintptr_t ps = page_size(), end = start + len;
+    const uintptr_t ps = narmat_page_size(), end = start + len;
     for (;;) {
         struct put_run {
             uintptr_t addr;
@@ -511,7 +511,7 @@ static void arena_put_back(uintptr_t start, size_t len)
 
 int narmat_usermem_hold(char *start, size_t len, char *why, size_t whylen)
 {
-    const uintptr_t ps = page_size(), s0 = (uintptr_t)start, end = s0 + len;
+    const uintptr_t ps = narmat_page_size(), s0 = (uintptr_t)start, end = s0 + len;
     if (obj_overlaps(start, len)) {
         snprintf(why, whylen, "memory at %p is in pages a Win_create window shares",
                  (const void *)start);
@@ -583,7 +583,7 @@ int narmat_usermem_hold(char *start, size_t len, char *why, size_t whylen)
 
 void narmat_usermem_unhold(char *start, size_t len)
 {
-    const uintptr_t ps = page_size(), s0 = (uintptr_t)start, end = s0 + len;
+    const uintptr_t ps = narmat_page_size(), s0 = (uintptr_t)start, end = s0 + len;
     for (uintptr_t a = s0; a < end; a += ps) {
         struct page_rec *r = rec_find(a);
         if (r != NULL && r->refs > 0) r->refs--;

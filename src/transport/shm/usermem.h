@@ -32,6 +32,9 @@
 
 #define NARMAT_USERMEM_NAME 48
 
+/* The system's page size (sysconf, read once; 4096 if it cannot say). */
+size_t narmat_page_size(void);
+
 struct narmat_usermem_obj; /* a range of moved pages and its object (usermem.c) */
 
 /* One window's hold on moved pages. */
