@@ -9,6 +9,9 @@
  *   narma_put     NARMA_Put ... NARMA_Win_flush     (in a NARMA_Win_lock_all epoch)
  *   narma_notify  NARMA_Put_notify ... NARMA_Win_flush (target: Start/Wait on a
  *                 persistent notification request)
+ *   narma_rput    NARMA_Rput_notify ... NARMA_Wait (target as narma_notify)
+ *   narma_pstart  NARMA_Start of a persistent notified put (NARMA_Put_notify_init,
+ *                 one per size) ... NARMA_Wait (target as narma_notify)
  *
  * Per size and scheme a block measures, on the origin, medians over N
  * iterations of: t_comm (initiation + completion, no computation), then
@@ -20,9 +23,11 @@
  * target checks the data of the block's last transfer.
  *
  * Note: a transfer that the library performs entirely inside the initiating
- * call (as narma's shm transport does for every put: its notified accesses are
- * complete at the target when the call returns) cannot overlap anything; the
- * measurement then reports ~0, which is the honest answer for that design.
+ * call cannot overlap anything; the measurement then reports ~0, which is the
+ * honest answer for that design. narma's shm transport does so for every
+ * blocking put (narma_put, narma_notify: complete at the target on return);
+ * from NARMA_SHM_PULL_MIN bytes (64 KiB) the request-based forms (narma_rput,
+ * narma_pstart) let the target pull the data while the origin computes.
  *
  * Schemes run interleaved (rotated order per repetition and size); the table
  * gives the median over repetitions of each block's overlap.
@@ -40,12 +45,11 @@
 #define MTAG      5
 #define OVERSHOOT 1.1 /* computation = OVERSHOOT x t_comm: "slightly more" than the transfer */
 
-enum scheme_id { S_ISEND, S_MPI_PUT, S_NARMA_PUT, S_NOTIFY, S_COUNT };
+enum scheme_id { S_ISEND, S_MPI_PUT, S_NARMA_PUT, S_NOTIFY, S_RPUT, S_PSTART, S_COUNT };
 
-static const char *const scheme_names[S_COUNT] = {[S_ISEND] = "mpi_isend",
-                                                  [S_MPI_PUT] = "mpi_put",
-                                                  [S_NARMA_PUT] = "narma_put",
-                                                  [S_NOTIFY] = "narma_notify"};
+static const char *const scheme_names[S_COUNT] = {
+    [S_ISEND] = "mpi_isend",     [S_MPI_PUT] = "mpi_put", [S_NARMA_PUT] = "narma_put",
+    [S_NOTIFY] = "narma_notify", [S_RPUT] = "narma_rput", [S_PSTART] = "narma_pstart"};
 
 struct options {
     struct bench_common c; /* --reps, --iters, --sizes, --schemes, --csv, ... */
@@ -62,7 +66,9 @@ struct scheme {
     unsigned char *sbuf, *rbuf; /* origin source; where the data lands on the target */
     MPI_Win mwin;
     NARMA_Win nwin;
-    NARMA_Request note; /* narma_notify, target */
+    NARMA_Request note; /* narma_notify, narma_rput, narma_pstart: target */
+    NARMA_Request pput; /* narma_pstart, origin: the persistent put of pput_size bytes */
+    size_t pput_size;
 };
 
 /* ---- computation ------------------------------------------------------------ */
@@ -99,6 +105,7 @@ static void setup(struct scheme *s, int id, const struct pair *p)
     s->id = id;
     s->sbuf = bench_alloc(p->max_size);
     s->note = NARMA_REQUEST_NULL;
+    s->pput = NARMA_REQUEST_NULL;
     MPI_Aint bytes = (MPI_Aint)p->max_size;
     switch (id) {
     case S_ISEND:
@@ -108,11 +115,10 @@ static void setup(struct scheme *s, int id, const struct pair *p)
         MPI_CHECK(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, p->comm, &s->rbuf, &s->mwin));
         MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->mwin));
         break;
-    case S_NARMA_PUT:
-    case S_NOTIFY:
+    default:
         NARMA_CHECK(NARMA_Win_allocate(bytes, 1, MPI_INFO_NULL, p->comm, &s->rbuf, &s->nwin));
         NARMA_CHECK(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, s->nwin));
-        if (id == S_NOTIFY && p->rank == 1)
+        if (id != S_NARMA_PUT && p->rank == 1)
             NARMA_CHECK(NARMA_Notify_init(s->nwin, 0, NTAG, 1, &s->note));
         break;
     }
@@ -130,6 +136,7 @@ static void teardown(struct scheme *s)
         break;
     default:
         if (s->note != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Request_free(&s->note));
+        if (s->pput != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Request_free(&s->pput));
         NARMA_CHECK(NARMA_Win_unlock_all(s->nwin));
         NARMA_CHECK(NARMA_Win_free(&s->nwin));
     }
@@ -163,6 +170,18 @@ static double origin_op(struct scheme *s, const struct pair *p, size_t size, lon
         compute(units);
         NARMA_CHECK(NARMA_Win_flush(1, s->nwin));
         break;
+    case S_RPUT: {
+        NARMA_Request r;
+        NARMA_CHECK(NARMA_Rput_notify(s->sbuf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, s->nwin, &r, NTAG));
+        compute(units);
+        NARMA_CHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+        break;
+    }
+    case S_PSTART:
+        NARMA_CHECK(NARMA_Start(&s->pput));
+        compute(units);
+        NARMA_CHECK(NARMA_Wait(&s->pput, MPI_STATUS_IGNORE));
+        break;
     }
     return bench_now() - t0;
 }
@@ -175,6 +194,8 @@ static void target_op(struct scheme *s, const struct pair *p, size_t size)
         MPI_CHECK(MPI_Recv(s->rbuf, (int)size, MPI_BYTE, 0, MTAG, p->comm, MPI_STATUS_IGNORE));
         break;
     case S_NOTIFY:
+    case S_RPUT:
+    case S_PSTART:
         NARMA_CHECK(NARMA_Start(&s->note));
         NARMA_CHECK(NARMA_Wait(&s->note, MPI_STATUS_IGNORE));
         break;
@@ -196,6 +217,12 @@ static void target_sync(struct scheme *s)
 static double phase(struct scheme *s, const struct pair *p, size_t size, long iters, long units,
                     double *samples)
 {
+    if (s->id == S_PSTART && p->rank == 0 && s->pput_size != size) { /* one request per size */
+        if (s->pput != NARMA_REQUEST_NULL) NARMA_CHECK(NARMA_Request_free(&s->pput));
+        NARMA_CHECK(NARMA_Put_notify_init(s->sbuf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE,
+                                          s->nwin, NTAG, &s->pput));
+        s->pput_size = size;
+    }
     for (long i = -1; i < iters; i++) { /* i == -1: warm-up */
         double t = 0;
         if (p->rank == 0)

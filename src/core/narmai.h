@@ -79,6 +79,7 @@ struct narmai_request {
     uint64_t upto;            /* flush requests: operations up to this sequence number */
     int target;               /* flush requests: rank or -1 */
     uint8_t local;            /* flush requests: local completion only */
+    uint8_t ticketed;         /* on win->pull_reqs: completes with a transport ticket (upto) */
     struct narmai_pacc *pacc; /* persistent notified accesses: the access, checked at init */
 };
 
@@ -176,6 +177,7 @@ struct narmai_win {
     narmau_dlist active_reqs; /* ACTIVE notification requests in Start order */
     int nreqs;                /* live notification requests bound to this window */
     int nflush;               /* flush requests not yet complete (they poll the window) */
+    narmau_dlist pull_reqs;   /* Rput_notify / persistent starts whose data is still moving */
     struct narmai_uq uq;
     struct narmai_epoch *free_epochs; /* recycled epoch objects */
 };
@@ -196,6 +198,11 @@ void narmai_epoch_drop_all(struct narmai_win *w);
 int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int *ranks, int *n);
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w);
+/* r (ACTIVE) completes when the transport says ticket toward target is done (notify.c). */
+void narmai_request_ticket(struct narmai_request *r, int target, uint64_t ticket);
+/* Off win->pull_reqs; COMPLETE. Win_free calls it for the requests left, once the transport
+ * completed every access (their window is going). */
+void narmai_request_unticket(struct narmai_request *r);
 void narmai_request_release(struct narmai_request *r);
 
 #endif

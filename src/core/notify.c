@@ -87,12 +87,66 @@ static int completed_request(struct narmai_win *w, int rc, NARMA_Request *reques
     return NARMA_SUCCESS;
 }
 
+/* ---- notified puts whose data may still move (the transport's rput_notify) ---- */
+
+static int ticket_poll(struct narmai_request *r)
+{
+    if (!narmat_ticket_done(&r->win->t, r->target, r->upto)) return 0;
+    narmai_request_unticket(r);
+    return 1;
+}
+
+void narmai_request_ticket(struct narmai_request *r, int target, uint64_t ticket)
+{
+    r->state = NARMAI_REQ_ACTIVE;
+    r->target = target;
+    r->upto = ticket;
+    r->poll = ticket_poll;
+    r->ticketed = 1;
+    narmau_dlist_push_back(&r->win->pull_reqs, &r->link);
+}
+
+void narmai_request_unticket(struct narmai_request *r)
+{
+    narmau_dlist_remove(&r->link);
+    r->ticketed = 0;
+    r->poll = NULL;
+    r->state = NARMAI_REQ_COMPLETE;
+}
+
+/* A put through rput_notify: *ticket 0 when it completed (locally) on return. */
+static int rput_issue(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                      int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                      uint64_t *ticket)
+{
+    narmau_waiter wt = {0};
+    int rc;
+    while ((rc = narmat_rput_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag,
+                                    ticket)) == NARMAT_AGAIN) {
+        narmai_progress();
+        narmau_wait_step(&wt);
+    }
+    return rc || *ticket ? rc : local_done(w, target, rc);
+}
+
 int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                       int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    int rc = NARMA_Put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
-    return completed_request(w, local_done(w, target, rc), request);
+    if (target == MPI_PROC_NULL) return completed_request(w, narmai_proc_null(w, NULL), request);
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
+    if (rc || (rc = check_tag(tag))) return rc;
+#else
+    int rc;
+#endif
+    uint64_t ticket = 0;
+    if ((rc = completed_request(
+             w, rput_issue(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag, &ticket),
+             request)))
+        return rc;
+    if (ticket) narmai_request_ticket(*request, target, ticket);
+    return NARMA_SUCCESS;
 }
 
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -214,7 +268,18 @@ int narmai_pacc_start(struct narmai_request *r)
             (rc = narmai_rma_check(w, a->target, a->disp, a->ocount, a->otype, a->tcount, a->ttype,
                                    NARMAI_CHK_NO_EPOCH)))
             return rc;
-        if ((rc = local_done(w, a->target, pacc_issue(w, a)))) return rc;
+        uint64_t ticket = 0;
+        if (a->kind == NARMAI_PACC_PUT)
+            rc = rput_issue(w, a->oaddr, a->ocount, a->otype, a->target, a->disp, a->tcount,
+                            a->ttype, a->tag, &ticket);
+        else
+            rc = local_done(w, a->target, pacc_issue(w, a));
+        if (rc) return rc;
+        if (ticket) {
+            r->st_error = NARMA_SUCCESS;
+            narmai_request_ticket(r, a->target, ticket);
+            return NARMA_SUCCESS;
+        }
     }
     r->st_error = NARMA_SUCCESS;
     r->state = NARMAI_REQ_COMPLETE;

@@ -41,7 +41,8 @@ void narmai_progress_win(struct narmai_win *w)
 /* Work under way that a poll can advance. */
 static int narmai_win_busy(const struct narmai_win *w)
 {
-    return !narmau_dlist_empty(&w->epochs) || !narmau_dlist_empty(&w->active_reqs) || w->nflush > 0;
+    return !narmau_dlist_empty(&w->epochs) || !narmau_dlist_empty(&w->active_reqs) ||
+           w->nflush > 0 || !narmau_dlist_empty(&w->pull_reqs);
 }
 
 void narmai_progress_on(struct narmai_win *w)

@@ -355,7 +355,10 @@ int NARMA_Request_free(NARMA_Request *request)
         /* An RMA operation still in flight completes at the next flush/unlock. */
         MPI_Request_free(&r->mpi_req);
     }
-    if (r->poll != NULL && r->state != NARMAI_REQ_COMPLETE) r->win->nflush--;
+    if (r->ticketed)
+        narmai_request_unticket(r); /* the access completes at the next flush, as MPI says */
+    else if (r->poll != NULL && r->state != NARMAI_REQ_COMPLETE)
+        r->win->nflush--;
     narmai_request_release(r);
     *request = NARMA_REQUEST_NULL;
     return NARMA_SUCCESS;

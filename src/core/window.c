@@ -45,6 +45,17 @@ static int win_info(struct narmai_win *w, MPI_Info info)
         char key[MPI_MAX_INFO_KEY + 1], val[16];
         int flag = 0;
         if (MPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS) continue;
+        if (strcmp(key, "narma_pull_min") == 0) {
+            char *end;
+            MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
+            if (!flag) continue;
+            long long v = strtoll(val, &end, 10);
+            if (end == val || *end != '\0' || v < 0)
+                return NARMAU_ERR(NARMA_ERR_ARG, "info %s=%s: expected a byte count (0: never)",
+                                  key, val);
+            w->t.pull_min = (int64_t)v;
+            continue;
+        }
         if (strcmp(key, "narma_notify_completion") == 0) {
             MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
             if (!flag) continue;
@@ -130,8 +141,10 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->t.attr_win = MPI_WIN_NULL;
     w->t.ring_slots = narmai_g.ring_slots;
     w->t.shared_win = MPI_WIN_NULL;
+    w->t.pull_min = -1;
     w->group = MPI_GROUP_NULL;
     narmau_dlist_init(&w->active_reqs);
+    narmau_dlist_init(&w->pull_reqs);
     narmau_dlist_init(&w->epochs);
     narmai_uq_init(&w->uq);
     int mrc = MPI_Comm_dup(comm, &w->t.comm);
@@ -213,9 +226,14 @@ int NARMA_Win_free(NARMA_Win *win)
     NARMAU_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->t.comm));
     if (worst != NARMA_SUCCESS)
         return mine ? mine : NARMAU_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
-    narmai_progress_win(w);   /* deliver what already arrived */
-    narmai_epoch_drop_all(w); /* only an empty fence epoch can remain */
-    int rc = narmat_win_free(&w->t);
+    narmai_progress_win(w);          /* deliver what already arrived */
+    narmai_epoch_drop_all(w);        /* only an empty fence epoch can remain */
+    int rc = narmat_win_free(&w->t); /* completes every pulled put of this process too */
+    narmau_dlist *pos, *tmp;
+    narmau_dlist_foreach_safe(pos, tmp, &w->pull_reqs)
+    {
+        narmai_request_unticket(narmau_container_of(pos, struct narmai_request, link));
+    }
     narmau_dlist_remove(&w->link);
     narmai_g.nwindows--;
     win_release(w);

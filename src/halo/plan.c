@@ -394,6 +394,9 @@ int narmah_alloc_recv_win(narmah_plan *p, NARMA_Win *win)
     /* Halo slots are only written by Put: let the MPI library skip the
      * accumulate-ordering machinery. */
     MPI_Info_set(info, "accumulate_ordering", "none");
+    /* The notify strategy waits for its puts right after starting them: copied in the call, a
+     * large strip is there sooner than pulled by the neighbour (docs/design.md). */
+    MPI_Info_set(info, "narma_pull_min", "0");
     int rc = NARMA_Win_allocate((MPI_Aint)p->win_bytes, 1, info, p->comm, &base, win);
     MPI_Info_free(&info);
     if (rc) return rc;

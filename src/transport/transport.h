@@ -70,6 +70,10 @@ struct narmat_win {
      * update to that target, or progress pass) instead of on return, as MPI_Put does; the
      * origin buffer is reusable after that flush. A transport may complete earlier (shm does). */
     int notify_deferred;
+    /* Window info narma_pull_min: request-based notified puts of at least this many bytes may
+     * move after the call returns (rput_notify; the shm transport lets the target pull them);
+     * 0: never; -1: not given (the transport's default). */
+    int64_t pull_min;
     /* Set only by a transport that serves the window through this one: the window memory of
      * rank r is already shared through this MPI window, as its rank shared_rank[r]
      * (MPI_Win_shared_query), so nothing is allocated or moved (flavor CREATE). */
@@ -95,7 +99,7 @@ enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
  * the arg poll() was given; src is a rank of the context poll() was called on. */
 typedef void (*narmat_note_cb)(void *arg, int32_t src, int32_t tag, int64_t bytes);
 
-#define NARMAT_OPS_VERSION 2
+#define NARMAT_OPS_VERSION 3
 
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
@@ -140,6 +144,18 @@ struct narmat_ops {
     int (*acc_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
                       int tag);
+    /* The request-based notified put (Rput_notify, persistent starts): as put_notify, except
+     * that the data may move after the call returns (e.g. the target pulls it while the origin
+     * computes). *ticket = 0: complete on return, as put_notify. Otherwise the access is
+     * complete (origin buffer reusable, data and notification at the target) once
+     * ticket_done(w, target, *ticket) answers 1, and at the target after flush(w, target), a
+     * control update to target or win_free, whichever comes first. */
+    int (*rput_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                       uint64_t *ticket);
+    /* 1 if the access behind ticket (from rput_notify toward target) is complete, else 0.
+     * Never waits; a transport may move the data itself when the target has not begun to. */
+    int (*ticket_done)(struct narmat_win *w, int target, uint64_t ticket);
     /* A notification of `kind` and `bytes` whose data another path moves: claim room in
      * target's ring (NARMAT_AGAIN, with nothing done, when full), call move(move_arg) (the
      * data access, complete at the target when it returns), then publish the notification
@@ -199,6 +215,12 @@ int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size);
 int narmat_enosys_detach(struct narmat_win *w, const void *base);
 int narmat_enosys_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                        int (*move)(void *move_arg), void *move_arg);
+/* rput_notify for a transport whose notified puts are complete on return: put_notify, ticket 0;
+ * ticket_done for it (never called with a ticket: 1). */
+int narmat_rput_notify_now(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                           uint64_t *ticket);
+int narmat_ticket_none(struct narmat_win *w, int target, uint64_t ticket);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
 static inline const char *narmat_name(const struct narmat_win *w) { return w->ops->name; }
@@ -264,6 +286,16 @@ static inline int narmat_put_notify(struct narmat_win *w, const void *oaddr, int
                                     MPI_Datatype ttype, int tag)
 {
     return w->ops->put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+}
+static inline int narmat_rput_notify(struct narmat_win *w, const void *oaddr, int ocount,
+                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                                     MPI_Datatype ttype, int tag, uint64_t *ticket)
+{
+    return w->ops->rput_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag, ticket);
+}
+static inline int narmat_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
+{
+    return w->ops->ticket_done(w, target, ticket);
 }
 static inline int narmat_get_notify(struct narmat_win *w, void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,

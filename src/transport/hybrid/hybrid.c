@@ -351,6 +351,24 @@ static int hyb_put_notify(struct narmat_win *w, const void *oaddr, int ocount, M
                                    tag);
 }
 
+static int hyb_rput_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                           uint64_t *ticket)
+{
+    int s = via_shm(w, target);
+    return s >= 0 ? narmat_rput_notify(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype,
+                                       tag, ticket)
+                  : narmat_rput_notify(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount,
+                                       ttype, tag, ticket);
+}
+
+static int hyb_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
+{
+    int s = via_shm(w, target);
+    return s >= 0 ? narmat_ticket_done(&hy(w)->shm, s, ticket)
+                  : narmat_ticket_done(&hy(w)->mpi, target, ticket);
+}
+
 static int hyb_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
@@ -435,12 +453,17 @@ static int ctl_arg(struct narmat_win *sub, int kind, int arg)
     return kind == NARMAT_CTL_GRANT || kind == NARMAT_CTL_DONE ? sub->rank : arg;
 }
 
-/* A control word of a node peer goes through shm, but this process's accumulates to that peer
- * went through mpi: complete them first (the contract's release ordering; mpi's flush returns
- * at once when nothing was issued). */
+/* The contract's release ordering across the two paths. A control word of a node peer goes
+ * through shm, but this process's accumulates to that peer went through mpi: complete them
+ * first (mpi's flush returns at once when nothing was issued). A lock word of a node peer goes
+ * through mpi, but notified puts to it through shm may still be moving (rput_notify): complete
+ * them first (shm's flush is a fence when none is). */
 static int ctl_order(struct narmat_win *w, struct narmat_win *sub, int target)
 {
-    return sub == &hy(w)->shm ? narmat_flush(&hy(w)->mpi, target) : NARMA_SUCCESS;
+    struct hyb *h = hy(w);
+    if (sub == &h->shm) return narmat_flush(&h->mpi, target);
+    int s = h->has_shm && target >= 0 ? via_shm(w, target) : -1;
+    return s >= 0 ? narmat_flush(&h->shm, s) : NARMA_SUCCESS;
 }
 
 static int hyb_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
@@ -501,6 +524,8 @@ const struct narmat_ops narmat_hybrid_ops = {
     .put_notify = hyb_put_notify,
     .get_notify = hyb_get_notify,
     .acc_notify = hyb_acc_notify,
+    .rput_notify = hyb_rput_notify,
+    .ticket_done = hyb_ticket_done,
     .note = narmat_enosys_note,
     .poll = hyb_poll,
     .ctl_add = hyb_ctl_add,

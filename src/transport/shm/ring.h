@@ -40,17 +40,21 @@
 
 #define NARMAT_CACHELINE    64
 #define NARMAT_RING_MAGIC   UINT64_C(0x6e61726d6172696e) /* "narmarin" */
-#define NARMAT_RING_VERSION 3
+#define NARMAT_RING_VERSION 4
 
 struct narmat_rec {
     uint32_t seq; /* slot sequence number (see protocol) */
     int32_t src;  /* origin rank in the window */
     int32_t tag;
-    uint32_t kind;  /* enum narmat_note_kind */
+    uint32_t kind;  /* enum narmat_note_kind, | NARMAT_REC_PULL: the reader moves the data */
     uint64_t bytes; /* bytes accessed */
     uint64_t off;   /* target byte offset of the first byte accessed (prefetch hint) */
-    uint8_t pad[NARMAT_CACHELINE - 4 * sizeof(uint32_t) - 2 * sizeof(uint64_t)];
+    /* NARMAT_REC_PULL only (shm.c, "Pulled puts"): */
+    uint64_t from;   /* the origin's address of the data */
+    uint64_t ticket; /* which of the origin's pull words, and its generation */
+    uint8_t pad[NARMAT_CACHELINE - 4 * sizeof(uint32_t) - 4 * sizeof(uint64_t)];
 };
+#define NARMAT_REC_PULL 0x100u
 _Static_assert(sizeof(struct narmat_rec) == NARMAT_CACHELINE, "a record is one cache line");
 
 struct narmat_ring {

@@ -17,6 +17,7 @@
  *   [FENCE + 64*k]      fence-barrier round k counter, k < 64
  *   [GRANT + 64*r]      exposures rank r granted me
  *   [DONE + 64*r]       access epochs rank r completed toward me
+ *   [PULL + 64*i]       state of my pulled put i, i < 64 ("Pulled puts" below)
  *   [RING]              notification ring (tail line + slots)
  *   [DATA]              the user's window memory (page aligned)
  * One word per cache line: writers from different ranks never false-share.
@@ -24,23 +25,42 @@
  * memory (usermem.h); dynamic windows neither: attached pages move onto the
  * process's arena and peers map them (dynamic.h).
  */
+#define _GNU_SOURCE /* process_vm_readv */
 #include "transport/transport.h"
 #include "transport/shm/dynamic.h"
 #include "transport/shm/ring.h"
 #include "transport/shm/usermem.h"
 #include "util/acc_ops.h"
 #include "util/dtype.h"
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 #define SHM_MAGIC            UINT64_C(0x6e61726d6173686d) /* "narmashm" */
-#define SHM_LAYOUT_VERSION   2
+#define SHM_LAYOUT_VERSION   3
 #define LINE                 NARMAT_CACHELINE
 #define PAGE                 4096
-#define NARMAT_SHM_NOTE_VOID 0 /* record kind of a failed access (narmat_note_kind starts at 1) */
+#define NARMAT_SHM_NOTE_VOID 0  /* record kind of a failed access (narmat_note_kind starts at 1) */
+#define SHM_PULLS            64 /* pulled puts in flight per origin and window */
+#define SHM_PULL_MIN_DEFAULT 65536 /* bytes from which rput_notify lets the target pull */
+#define SHM_PULL_PATIENCE_NS 20000 /* a target that has not begun to pull by then is not polling \
+                                    */
+
+/* A pulled put, as its origin remembers it (see "Pulled puts"). */
+struct shm_pull {
+    uint64_t gen; /* generation of pull word i: bumped per use, never 0 in use */
+    int target;
+    const char *from; /* my data */
+    char *to;         /* where it goes, in my mapping of the target's window */
+    size_t bytes;
+    uint64_t t_issue; /* CLOCK_MONOTONIC ns */
+};
 
 struct shm_peer {
     char *seg;     /* the peer's segment in my address space */
@@ -49,6 +69,7 @@ struct shm_peer {
     int disp_unit;
     char *map;      /* Win_create: my mapping of the peer's pages (NULL for myself) */
     size_t map_len; /* its length */
+    int64_t pid;    /* its process (pulled puts read from it) */
 };
 
 struct shm_state {
@@ -61,6 +82,12 @@ struct shm_state {
     size_t off_fence, off_grant, off_done, off_ring, off_data;
     struct narmat_usermem um; /* Win_create: my pages, moved onto shared memory */
     struct narmat_dyn *dyn;   /* dynamic windows: attached regions (dynamic.h); else NULL */
+    /* Pulled puts: */
+    size_t off_pull;
+    uint64_t pull_min;  /* rput_notify of at least this many bytes is pulled; 0: never */
+    uint64_t pull_busy; /* bit i: my pull word i is in use */
+    int *pull_out;      /* per target: my pulls to it not yet complete */
+    struct shm_pull pulls[SHM_PULLS];
 };
 
 struct shm_hdr {
@@ -109,6 +136,7 @@ static void shm_state_free(struct shm_state *s)
     if (s == NULL) return;
     free(s->peers);
     free(s->head_copy);
+    free(s->pull_out);
     free(s);
 }
 
@@ -123,6 +151,171 @@ static void shm_state_free(struct shm_state *s)
 static int shm_test_fail(const struct narmat_win *w, int stage)
 {
     return narmat_test_fail_alloc(stage);
+}
+
+/* ---- Pulled puts --------------------------------------------------------------------------
+ *
+ * A large Rput_notify (or persistent start) whose data the origin would copy inside the call
+ * cannot overlap anything. Instead, from NARMA_SHM_PULL_MIN bytes (default 64 KiB; 0: never),
+ * the origin publishes a record carrying its buffer's address and returns at once; the target
+ * copies the data into its window with process_vm_readv when it drains the record, before it
+ * delivers the notification, while the origin computes. The request completes when the copy is
+ * done. Contiguous puts of one type on both sides, Win_allocate and Win_create windows.
+ *
+ * Who copies is decided by one word in the origin's segment, pull word i (64 per origin and
+ * window), holding gen << 2 | state, gen being pull i's generation (bumped per use):
+ *   WAITING  set by the origin before it publishes the record;
+ *   MOVING   claimed by CAS from WAITING (or REFUSED) by whichever side copies;
+ *   DONE     (state 0) stored with release by that side once the data is in place;
+ *   REFUSED  the target could not read the origin's memory: the origin must copy.
+ * The target, draining, claims WAITING -> MOVING and copies; if the origin claimed first it
+ * waits while the word is MOVING (the origin is copying: bounded) and delivers after. The
+ * origin copies itself (claim, memmove into its mapping of the target's window) when it must
+ * complete the put and the target has not begun: at a flush or control update to that target
+ * or Win_free (and it waits for a target that is copying), and at Test/Wait or progress once
+ * the target has let 20 us pass without beginning (a target that polls begins within a
+ * microsecond; one that computes or waits outside narma would otherwise stall the origin's
+ * completion). So no side ever waits for the other to call narma, and the data is in the
+ * target's window, as after any put, by the origin's next flush. A word is reused only after
+ * the origin saw it DONE; the target tells generations apart, so a late look at a reused word
+ * is never taken for the pull it had. */
+enum { PULL_DONE = 0, PULL_WAITING = 1, PULL_MOVING = 2, PULL_REFUSED = 3 };
+enum pull_mode { PULL_LOOK, PULL_PUSH_LATE, PULL_COMPLETE };
+
+static inline uint64_t pull_val(uint64_t gen, int state) { return gen << 2 | (uint64_t)state; }
+
+static inline uint64_t *pull_word(struct shm_state *s, int origin, unsigned i)
+{
+    return (uint64_t *)(s->peers[origin].seg + s->off_pull + (size_t)i * LINE);
+}
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether this window may pull: sets s->pull_min, my threshold as an origin (window info
+ * narma_pull_min, else NARMA_SHM_PULL_MIN, else 64 KiB), and lets the node's other processes
+ * read this one (yama's ptrace_scope 1; see dynamic.h) unless NARMA_SHM_PULL_MIN=0 (this
+ * process's opt-out: then no rank of the window pulls). */
+static int shm_pull_wanted(struct narmat_win *w, struct shm_state *s)
+{
+    const char *env = getenv("NARMA_SHM_PULL_MIN");
+    char *end;
+    unsigned long long v = env != NULL && *env ? strtoull(env, &end, 10) : SHM_PULL_MIN_DEFAULT;
+    if (env != NULL && *env && *end != '\0') v = SHM_PULL_MIN_DEFAULT;
+    s->pull_min = w->pull_min >= 0 ? (uint64_t)w->pull_min : (uint64_t)v;
+    if (v == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->size < 2) return 0;
+    narmat_dyn_allow_peers();
+    return 1;
+}
+
+/* process_vm_readv of all n bytes, 0 or -1. */
+static int read_from(int64_t pid, void *to, const void *from, size_t n)
+{
+    while (n > 0) {
+        struct iovec l = {to, n}, r = {(void *)(uintptr_t)from, n};
+        ssize_t got = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        if (got <= 0) return -1;
+        to = (char *)to + got;
+        from = (const char *)from + got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* Can I read rank r's memory (its segment header, at seg in process pid)? */
+static int shm_pull_probe(int r, int64_t pid, uint64_t seg)
+{
+    uint64_t magic = 0;
+    if (read_from(pid, &magic, (const void *)(uintptr_t)seg, sizeof magic) == 0 &&
+        magic == SHM_MAGIC)
+        return 0;
+    if (narmau_verbose())
+        fprintf(stderr,
+                "narma: shm: large notified puts are not pulled: cannot read rank %d's "
+                "memory (pid %ld): %s\n",
+                r, (long)pid, magic ? "another process" : strerror(errno));
+    return -1;
+}
+
+/* Origin: settle my pull i. PULL_LOOK: only see whether it is done (and copy at once if the
+ * target refused); PULL_PUSH_LATE: also copy if the target let the patience pass without
+ * beginning; PULL_COMPLETE: copy if the target has not begun, else wait for it. Returns 1 and
+ * frees the word when the pull is complete, else 0. */
+static int pull_settle(struct shm_state *s, int me, unsigned i, enum pull_mode mode)
+{
+    struct shm_pull *p = &s->pulls[i];
+    uint64_t *word = pull_word(s, me, i);
+    narmau_waiter wt = {0};
+    for (;;) {
+        /* Acquire: pairs with the target's release of DONE (its copy out of my buffer is
+         * over: the buffer may be reused). */
+        uint64_t v = narmau_atomic_load_acq_u64(word);
+        if (v == pull_val(p->gen, PULL_DONE)) break;
+        if (v == pull_val(p->gen, PULL_MOVING)) { /* the target is copying */
+            if (mode != PULL_COMPLETE) return 0;
+            narmau_wait_step(&wt);
+            continue;
+        }
+        int push = v == pull_val(p->gen, PULL_REFUSED) || mode == PULL_COMPLETE ||
+                   (mode == PULL_PUSH_LATE && now_ns() - p->t_issue > SHM_PULL_PATIENCE_NS);
+        if (!push) return 0;
+        if (narmau_atomic_cas_u64(word, &v, pull_val(p->gen, PULL_MOVING))) {
+            memmove(p->to, p->from, p->bytes);
+            /* Release: the data before the word (the target delivers after it sees DONE). */
+            narmau_atomic_store_rel_u64(word, pull_val(p->gen, PULL_DONE));
+            break;
+        }
+    }
+    s->pull_busy &= ~(UINT64_C(1) << i);
+    s->pull_out[p->target]--;
+    return 1;
+}
+
+/* Settle every pull in flight toward target (-1: every target) in mode. */
+static void shm_pull_settle_all(struct narmat_win *w, int target, enum pull_mode mode)
+{
+    struct shm_state *s = st(w);
+    if (target >= 0 && s->pull_out[target] == 0) return;
+    for (uint64_t busy = s->pull_busy; busy != 0; busy &= busy - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(busy);
+        if (target < 0 || s->pulls[i].target == target) pull_settle(s, w->rank, i, mode);
+    }
+}
+
+/* Target: bring in the data of a pulled put from origin src before its notification is
+ * delivered (rec: my copy of the record). */
+static void pull_in(struct narmat_win *w, int src, uint64_t from, uint64_t ticket, uint64_t off,
+                    uint64_t bytes)
+{
+    struct shm_state *s = st(w);
+    const unsigned i = (unsigned)(ticket & (SHM_PULLS - 1));
+    const uint64_t gen = ticket / SHM_PULLS;
+    uint64_t *word = pull_word(s, src, i);
+    uint64_t v = pull_val(gen, PULL_WAITING);
+    if (narmau_atomic_cas_u64(word, &v, pull_val(gen, PULL_MOVING))) {
+        if (read_from(s->peers[src].pid, s->peers[w->rank].data + off, (const void *)from, bytes) ==
+            0) {
+            /* Release: the origin may reuse its buffer once it sees DONE. */
+            narmau_atomic_store_rel_u64(word, pull_val(gen, PULL_DONE));
+            return;
+        }
+        if (narmau_verbose())
+            fprintf(stderr,
+                    "narma: shm: rank %d could not read a %llu-byte put from rank %d: "
+                    "%s; the origin copies it\n",
+                    w->rank, (unsigned long long)bytes, src, strerror(errno));
+        narmau_atomic_store_rel_u64(word, v = pull_val(gen, PULL_REFUSED));
+    }
+    /* The origin copies (or copied) it: wait until it has. Acquire: its data before DONE. */
+    narmau_waiter wt = {0};
+    while (v == pull_val(gen, PULL_MOVING) || v == pull_val(gen, PULL_REFUSED)) {
+        narmau_wait_step(&wt);
+        v = narmau_atomic_load_acq_u64(word);
+    }
 }
 
 /* Window creation is collective and a rank that fails must not leave the
@@ -160,17 +353,20 @@ static int shm_verdict(int rc, struct shm_status all)
     return rc;
 }
 
-static int shm_agree(int rc, MPI_Comm comm, int *out)
+/* nopull (may be NULL): in, 1 when this rank cannot read some peer's memory; out, 1 when any
+ * rank cannot (pulled puts are then off on every rank). */
+static int shm_agree(int rc, MPI_Comm comm, int *out, int *nopull)
 {
     struct shm_status st = status_of(rc);
-    int v[2] = {st.err, st.fallback};
-    int mrc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm);
+    int v[3] = {st.err, st.fallback, nopull != NULL ? *nopull : 0};
+    int mrc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_MAX, comm);
     if (mrc != MPI_SUCCESS) {
         *out = rc ? rc : narmau_mpi_error(mrc);
         return -1;
     }
     st.err = v[0];
     st.fallback = v[1];
+    if (nopull != NULL) *nopull = v[2];
     *out = shm_verdict(rc, st);
     return 0;
 }
@@ -193,9 +389,11 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         char map_name[NARMAT_USERMEM_NAME]; /* Win_create: the pages' shared object */
         uint64_t map_dev, map_ino;          /* Win_create: its identity */
         struct narmat_dyn_info dyn;         /* dynamic windows */
-    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, "", 0, 0, {0}},
+        int64_t pid;                        /* pulled puts: read from this process */
+        uint64_t seg;                       /* at this address, its segment (the probe) */
+    } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, "", 0, 0, {0}, (int64_t)getpid(), 0},
       *all = malloc(p * sizeof(mine));
-    int rc = NARMA_SUCCESS, mrc, can_free = 0;
+    int rc = NARMA_SUCCESS, mrc, can_free = 0, nopull = 1;
     char *myseg = NULL, *ustart = NULL, why[256] = "";
     size_t ulen = 0;
     struct shm_state *s = calloc(1, sizeof(*s));
@@ -203,8 +401,10 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         s->shwin = MPI_WIN_NULL;
         s->peers = calloc(p, sizeof(*s->peers));
         s->head_copy = calloc(p, sizeof(uint64_t));
+        s->pull_out = calloc(p, sizeof(int));
     }
-    if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL || shm_test_fail(w, 1))
+    if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL ||
+        s->pull_out == NULL || shm_test_fail(w, 1))
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window state");
     else if (size > PTRDIFF_MAX / 2)
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
@@ -236,13 +436,14 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
         goto out;
     }
-    if (shm_agree(rc, w->comm, &rc) || rc != NARMA_SUCCESS) goto out;
+    if (shm_agree(rc, w->comm, &rc, NULL) || rc != NARMA_SUCCESS) goto out;
     const unsigned slots = (unsigned)slots_max;
     s->mask = slots - 1;
     s->off_fence = 4 * LINE;
     s->off_grant = s->off_fence + NARMAT_FENCE_ROUNDS * LINE;
     s->off_done = s->off_grant + p * LINE;
-    s->off_ring = s->off_done + p * LINE;
+    s->off_pull = s->off_done + p * LINE;
+    s->off_ring = s->off_pull + SHM_PULLS * LINE;
     s->off_data = align_up(s->off_ring + narmat_ring_bytes(slots), PAGE);
     /* Pad to whole pages: some MPI libraries mishandle odd-sized segments. The
      * memory of a Win_create window stays where the program has it. */
@@ -258,6 +459,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         mine.have_win = 1;
         MPI_Win_set_errhandler(s->shwin, MPI_ERRORS_RETURN);
         memset(myseg, 0, s->off_data);
+        mine.seg = (uint64_t)(uintptr_t)myseg;
         struct shm_hdr *h = (struct shm_hdr *)myseg;
         h->magic = SHM_MAGIC;
         h->version = SHM_LAYOUT_VERSION;
@@ -321,6 +523,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         pr->data = seg + s->off_data;
         pr->size = all[r].size;
         pr->disp_unit = all[r].disp_unit;
+        pr->pid = all[r].pid;
         if (dynamic) {
             narmat_dyn_set_peer(s->dyn, r, (struct narmat_dyn_pub *)(seg + 3 * LINE), &all[r].dyn);
             if (shm_test_fail(w, 6))
@@ -354,11 +557,15 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         pr->data = pr->map + all[r].map_off;
     }
     if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm peers");
+    nopull = rc != NARMA_SUCCESS || !shm_pull_wanted(w, s);
+    for (int r = 0; !nopull && r < w->size; r++)
+        if (r != w->rank && shm_pull_probe(r, all[r].pid, all[r].seg) != 0) nopull = 1;
     /* Rings and control words are initialised everywhere before anyone uses
      * them (the fence orders our stores before the collective that doubles as
-     * the barrier), and every rank learns whether all mapped their peers. */
+     * the barrier), and every rank learns whether all mapped their peers (and
+     * whether all can read each other's memory: pulled puts). */
     narmau_atomic_fence_seq_cst();
-    if (shm_agree(rc, w->comm, &rc)) {
+    if (shm_agree(rc, w->comm, &rc, &nopull)) {
         /* The others may have returned success: a collective free here could wait for
          * them forever. The segment is left to MPI_Finalize. */
         can_free = 0;
@@ -366,6 +573,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
 out:
     free(all);
     if (rc == NARMA_SUCCESS) {
+        if (nopull) s->pull_min = 0;
         w->base = w->flavor == MPI_WIN_FLAVOR_CREATE ? base : size > 0 ? myseg + s->off_data : NULL;
         w->tp = s;
         w->attr_win = s->shwin;
@@ -382,11 +590,10 @@ static int shm_win_free(struct narmat_win *w)
     struct shm_state *s = st(w);
     /* Nobody may still write into our segment (a late notification): the
      * barrier inside MPI_Win_free orders every rank's last access before it. */
+    shm_pull_settle_all(w, -1, PULL_COMPLETE); /* a target may still be reading my memory */
     int rc = MPI_Win_free(&s->shwin);
     shm_usermem_release(s, w->size);
-    free(s->peers);
-    free(s->head_copy);
-    free(s);
+    shm_state_free(s);
     w->tp = NULL;
     w->attr_win = MPI_WIN_NULL;
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(rc);
@@ -607,9 +814,11 @@ static int shm_detach(struct narmat_win *w, const void *base)
 }
 
 /* Loads and stores are complete when they retire; a full fence makes them
- * visible before anything this process does next (flags, MPI messages). */
+ * visible before anything this process does next (flags, MPI messages).
+ * Pulled puts to target still in flight complete first. */
 static int shm_flush(struct narmat_win *w, int target)
 {
+    if (st(w)->pull_busy) shm_pull_settle_all(w, target, PULL_COMPLETE);
     narmau_atomic_fence_seq_cst();
     return NARMA_SUCCESS;
 }
@@ -733,6 +942,57 @@ static int shm_put_notify(struct narmat_win *w, const void *oaddr, int ocount, M
                       MPI_OP_NULL, tag);
 }
 
+/* A put the target pulls when it is large enough and the window allows (see "Pulled puts");
+ * else put_notify. The pull word goes WAITING before the record is published, whose release
+ * store publishes it with the record. */
+static int shm_rput_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                           uint64_t *ticket)
+{
+    struct shm_state *s = st(w);
+    *ticket = 0;
+    if (s->pull_min != 0 && target != w->rank && otype == ttype && ~s->pull_busy != 0) {
+        const narmau_dtype *td;
+        int rc = narmau_dtype_get(ttype, &td);
+        if (rc) return rc;
+        const uint64_t bytes = (uint64_t)tcount * (uint64_t)td->size;
+        if (td->contiguous && bytes >= s->pull_min) {
+            uint64_t pos;
+            struct narmat_rec *rec = shm_claim(s, target, &pos);
+            if (rec == NULL) return NARMAT_AGAIN;
+            const unsigned i = (unsigned)__builtin_ctzll(~s->pull_busy);
+            const MPI_Aint lb = td->nblocks > 0 ? td->blocks[0].off : 0;
+            struct shm_pull *p = &s->pulls[i];
+            p->gen++;
+            p->target = target;
+            p->from = (const char *)oaddr + lb;
+            p->to = taddr(w, target, disp) + lb;
+            p->bytes = (size_t)bytes;
+            p->t_issue = now_ns();
+            s->pull_busy |= UINT64_C(1) << i;
+            s->pull_out[target]++;
+            narmau_atomic_store_relaxed_u64(pull_word(s, w->rank, i),
+                                            pull_val(p->gen, PULL_WAITING));
+            rec->from = (uint64_t)(uintptr_t)p->from;
+            rec->ticket = p->gen * SHM_PULLS + i;
+            *ticket = rec->ticket; /* before publishing: the slot is the target's after */
+            shm_publish(w, rec, pos, NARMAT_NOTE_PUT | NARMAT_REC_PULL, tag, (int64_t)bytes,
+                        (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb));
+            return NARMA_SUCCESS;
+        }
+    }
+    return shm_put_notify(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+}
+
+static int shm_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
+{
+    struct shm_state *s = st(w);
+    const unsigned i = (unsigned)(ticket & (SHM_PULLS - 1));
+    if (!(s->pull_busy >> i & 1) || s->pulls[i].gen != ticket / SHM_PULLS)
+        return 1; /* settled already (a flush, progress) */
+    return pull_settle(s, w->rank, i, PULL_PUSH_LATE);
+}
+
 static int shm_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
@@ -764,6 +1024,10 @@ static int shm_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
         if (bytes > 0 && rec->kind != NARMAT_NOTE_GET && rec->off < (uint64_t)me->size)
             __builtin_prefetch(me->data + rec->off);
         uint32_t kind = rec->kind;
+        if (kind & NARMAT_REC_PULL) {
+            pull_in(w, src, rec->from, rec->ticket, rec->off, (uint64_t)bytes);
+            kind &= ~NARMAT_REC_PULL;
+        }
         s->head++;
         consumed++;
         if (kind == NARMAT_SHM_NOTE_VOID) continue; /* a failed access: nothing to deliver */
@@ -771,11 +1035,14 @@ static int shm_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
         cb(arg, src, tag, bytes);
     }
     if (consumed > 0) narmat_ring_consumed(s->myring, s->head);
+    /* My own pulled puts: free the words of those done; copy those the target has not begun. */
+    if (s->pull_busy) shm_pull_settle_all(w, -1, PULL_PUSH_LATE);
     return n;
 }
 
 static int shm_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
+    if (st(w)->pull_busy) shm_pull_settle_all(w, target, PULL_COMPLETE); /* data first */
     /* acq_rel RMW: releases this process's earlier data stores to whoever
      * acquires the word (shm_ctl_load). */
     narmau_atomic_fetch_add_u64(ctl_word(st(w), target, kind, arg), val);
@@ -785,6 +1052,7 @@ static int shm_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint
 static int shm_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
                        uint64_t desired, uint64_t *old)
 {
+    if (st(w)->pull_busy) shm_pull_settle_all(w, target, PULL_COMPLETE); /* data first */
     uint64_t e = expected;
     narmau_atomic_cas_u64(ctl_word(st(w), target, kind, arg), &e, desired);
     *old = e; /* on success e still holds expected */
@@ -816,6 +1084,8 @@ const struct narmat_ops narmat_shm_ops = {
     .put_notify = shm_put_notify,
     .get_notify = shm_get_notify,
     .acc_notify = shm_acc_notify,
+    .rput_notify = shm_rput_notify,
+    .ticket_done = shm_ticket_done,
     .note = shm_note,
     .poll = shm_poll,
     .ctl_add = shm_ctl_add,

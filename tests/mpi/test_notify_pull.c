@@ -1,0 +1,294 @@
+/* narma-test: np=2,3,4 transports=shm,mpi timeout=120 */
+/*
+ * Large request-based notified puts (Rput_notify and persistent starts) whose
+ * data the target pulls on shm (NARMA_SHM_PULL_MIN, docs/design.md "Pulled
+ * puts"). Each rank puts to the next one (a ring) and receives from the
+ * previous one. Windows are created under NARMA_SHM_PULL_MIN = default, 1
+ * (every size pulled) and 0 (never).
+ *   - a stream of sizes around the threshold: the origin refills its buffer as
+ *     soon as its request completes, the target checks every byte at the
+ *     notification (completion means the data was taken);
+ *   - who copies: the origin overwrites its buffer right after the call
+ *     (erroneous for a program; here it shows the mechanism) and lets the
+ *     target drain while it is in plain MPI: the target sees the new bytes
+ *     when it pulls, the old ones when the put was copied in the call; which
+ *     one is expected comes from the pair's transport and from this test's
+ *     own process_vm_readv probe, so a pull that silently stops happening
+ *     fails here;
+ *   - the data is in the target's window, before it drains, after the
+ *     origin's flush (request freed in flight), unlock, and PSCW complete;
+ *   - a target that computes outside narma: the origin's Wait completes
+ *     (it copies itself once the target lets the patience pass);
+ *   - persistent puts: Start/Wait with the buffer refilled between starts;
+ *   - the window freed with a pulled put in flight whose request is waited
+ *     after the free.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define BIG   (1 << 20)
+#define TAG_S 1
+#define TAG_W 2
+#define TAG_F 3
+#define TAG_P 4
+
+static int rank, size, next, prev;
+
+static unsigned char pattern(int src, int it, size_t i)
+{
+    return (unsigned char)(src * 31 + it * 7 + (int)(i % 251));
+}
+
+static void fill(unsigned char *b, size_t n, int src, int it)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = pattern(src, it, i);
+}
+
+/* First index where mem differs from pattern(src, it), or -1. */
+static long diff_at(const unsigned char *mem, size_t n, int src, int it)
+{
+    for (size_t i = 0; i < n; i++)
+        if (mem[i] != pattern(src, it, i)) return (long)i;
+    return -1;
+}
+
+static void wait_note(NARMA_Win win, int src, int tag)
+{
+    NARMA_Request note;
+    CHECK_RC(NARMA_Notify_init(win, src, tag, 1, &note));
+    CHECK_RC(NARMA_Start(&note));
+    CHECK_RC(NARMA_Wait(&note, MPI_STATUS_IGNORE));
+    CHECK_RC(NARMA_Request_free(&note));
+}
+
+/* Plain MPI, no narma call: prev's pull cannot be served by me meanwhile. */
+static void token(void)
+{
+    int t = rank, u;
+    CHECK_MPI(MPI_Sendrecv(&t, 1, MPI_INT, next, 99, &u, 1, MPI_INT, prev, 99, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+}
+
+/* Can this process read prev's memory with process_vm_readv (what narma needs to pull)? */
+static int can_read_prev(void)
+{
+    static const uint64_t magic = 0x70756c6c70756c6cull;
+    int64_t mine[2] = {(int64_t)getpid(), (int64_t)(intptr_t)&magic}, theirs[2];
+    CHECK_MPI(MPI_Sendrecv(mine, 2, MPI_INT64_T, next, 98, theirs, 2, MPI_INT64_T, prev, 98,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    uint64_t v = 0;
+    struct iovec l = {&v, sizeof v}, r = {(void *)(intptr_t)theirs[1], sizeof v};
+    return process_vm_readv((pid_t)theirs[0], &l, 1, &r, 1, 0) == (ssize_t)sizeof v && v == magic;
+}
+
+/* pull_min: NARMA_SHM_PULL_MIN (NULL: unset); info: window info narma_pull_min (NULL: none);
+ * threshold: the size from which puts to me are expected to be pulled (0: never). */
+static void run(const char *pull_min, const char *info_min, size_t threshold)
+{
+    if (pull_min)
+        setenv("NARMA_SHM_PULL_MIN", pull_min, 1);
+    else
+        unsetenv("NARMA_SHM_PULL_MIN");
+    unsigned char *mem, *buf = malloc(BIG);
+    CHECK(buf != NULL, "malloc");
+    NARMA_Win win;
+    MPI_Info info = MPI_INFO_NULL;
+    if (info_min) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "narma_pull_min", info_min);
+    }
+    CHECK_RC(NARMA_Win_allocate(BIG, 1, info, MPI_COMM_WORLD, &mem, &win));
+    if (info_min) MPI_Info_free(&info);
+    CHECK_RC(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, win));
+    /* I pull what prev puts: its path to me and whether I can read it decide. */
+    const char *name = NARMA_Win_get_target_transport(win, prev);
+    const int cma = can_read_prev();
+    const int prev_shm = strcmp(name, "shm") == 0;
+
+    test_phase("stream of sizes around the threshold");
+    {
+        const size_t sizes[] = {1, 4096, 65535, 65536, 100003, BIG};
+        for (int it = 0; it < 60; it++) {
+            size_t n = sizes[it % 6];
+            fill(buf, n, rank, it);
+            NARMA_Request req;
+            CHECK_RC(NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req,
+                                       TAG_S));
+            if (it % 3 == 0) token(); /* the target may be busy in MPI: the origin copies */
+            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+            CHECK(req == NARMA_REQUEST_NULL, "request not freed by Wait");
+            memset(buf, 0xee, n); /* reusable: the data must have been taken */
+            wait_note(win, prev, TAG_S);
+            long at = diff_at(mem, n, prev, it);
+            CHECK(at < 0, "size %zu iteration %d: byte %ld differs", n, it, at);
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        }
+    }
+
+    test_phase("who copies: the target pulls at its drain");
+    {
+        const size_t n =
+            threshold > 0 && threshold <= BIG ? (threshold > 4096 ? threshold : 4096) : BIG;
+        fill(buf, n, rank, 1000);
+        NARMA_Request req;
+        CHECK_RC(
+            NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req, TAG_W));
+        fill(buf, n, rank, 2000); /* before completion: only a pull can see this */
+        token();
+        wait_note(win, prev, TAG_W);
+        const int pulled = diff_at(mem, n, prev, 2000) < 0;
+        const int copied = diff_at(mem, n, prev, 1000) < 0;
+        const int expect_pull = prev_shm && threshold > 0 && cma;
+        CHECK(pulled || copied, "neither the old nor the new bytes arrived");
+        CHECK(pulled == expect_pull,
+              "from rank %d (transport %s, NARMA_SHM_PULL_MIN=%s, info %s, readable %d): %s, "
+              "expected %s",
+              prev, name, pull_min ? pull_min : "(default)", info_min ? info_min : "-", cma,
+              pulled ? "pulled" : "copied in the call", expect_pull ? "pulled" : "copied");
+        CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
+    test_phase("in the window before the drain: flush (request freed), unlock, PSCW complete");
+    for (int how = 0; how < 3; how++) {
+        const size_t n = BIG - 8 * (size_t)how;
+        const int it = 3000 + how;
+        fill(buf, n, rank, it);
+        memset(mem, 0, BIG);
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        NARMA_Request req;
+        MPI_Group world, g_next, g_prev;
+        if (how == 0) {
+            CHECK_RC(NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req,
+                                       TAG_F));
+            CHECK_RC(NARMA_Request_free(&req));
+            CHECK_RC(NARMA_Win_flush(next, win));
+        } else if (how == 1) {
+            CHECK_RC(NARMA_Win_unlock_all(win));
+            CHECK_RC(NARMA_Win_lock(NARMA_LOCK_SHARED, next, 0, win));
+            CHECK_RC(NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req,
+                                       TAG_F));
+            CHECK_RC(NARMA_Win_unlock(next, win));
+        } else {
+            CHECK_RC(NARMA_Win_unlock_all(win));
+            MPI_Comm_group(MPI_COMM_WORLD, &world);
+            MPI_Group_incl(world, 1, &next, &g_next);
+            MPI_Group_incl(world, 1, &prev, &g_prev);
+            CHECK_RC(NARMA_Win_post(g_prev, 0, win));
+            CHECK_RC(NARMA_Win_start(g_next, 0, win));
+            CHECK_RC(NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req,
+                                       TAG_F));
+            CHECK_RC(NARMA_Win_complete(win));
+        }
+        if (how > 0) {
+            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+            memset(buf, 0xee, n);
+        }
+        token(); /* the origin's sync call returned: now look without draining */
+        if (how == 2) {
+            CHECK_RC(NARMA_Win_wait(win));
+            MPI_Group_free(&g_next);
+            MPI_Group_free(&g_prev);
+            MPI_Group_free(&world);
+        } else if (prev_shm) {
+            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* not Win_sync: it drains (and pulls) */
+        } else {
+            CHECK_RC(NARMA_Win_sync(win));
+        }
+        long at = diff_at(mem, n, prev, it);
+        CHECK(at < 0, "%s: byte %ld not there",
+              how == 0   ? "flush"
+              : how == 1 ? "unlock"
+                         : "PSCW",
+              at);
+        wait_note(win, prev, TAG_F);
+        if (how > 0) CHECK_RC(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, win));
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
+    test_phase("a target computing outside narma: the origin's Wait completes");
+    {
+        fill(buf, BIG, rank, 4000);
+        NARMA_Request req;
+        if (rank == 0) {
+            CHECK_RC(
+                NARMA_Rput_notify(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, &req, TAG_S));
+            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+            memset(buf, 0xee, BIG);
+        }
+        /* rank 0's target is busy in MPI until rank 0 has completed */
+        CHECK_MPI(MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        if (rank == 1 % size) {
+            wait_note(win, 0, TAG_S);
+            long at = diff_at(mem, BIG, 0, 4000);
+            CHECK(at < 0, "byte %ld", at);
+        }
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
+    test_phase("persistent puts: Start/Wait, buffer refilled between starts");
+    {
+        NARMA_Request put;
+        CHECK_RC(
+            NARMA_Put_notify_init(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, TAG_P, &put));
+        for (int it = 0; it < 20; it++) {
+            fill(buf, BIG, rank, 5000 + it);
+            CHECK_RC(NARMA_Start(&put));
+            if (it % 2) token();
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            CHECK(put != NARMA_REQUEST_NULL, "persistent request freed by Wait");
+            memset(buf, 0xee, BIG);
+            wait_note(win, prev, TAG_P);
+            long at = diff_at(mem, BIG, prev, 5000 + it);
+            CHECK(at < 0, "start %d: byte %ld", it, at);
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        }
+        CHECK_RC(NARMA_Request_free(&put));
+    }
+
+    test_phase("window freed with a pulled put in flight; its request waited after");
+    {
+        NARMA_Request req;
+        fill(buf, BIG, rank, 6000);
+        CHECK_RC(NARMA_Rput_notify(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, &req, TAG_S));
+        CHECK_RC(NARMA_Win_unlock_all(win));
+        CHECK_RC(NARMA_Win_free(&win));
+        CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK(req == NARMA_REQUEST_NULL, "request not freed");
+    }
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(&argc, &argv, "test_notify_pull", 110);
+    rank = test_rank;
+    size = test_size;
+    next = (rank + 1) % size;
+    prev = (rank + size - 1) % size;
+    test_phase("setup");
+    run(NULL, NULL, 65536);
+    run("1", NULL, 1);
+    run("0", NULL, 0);
+    run("0", "1", 0);  /* the process opted out: nobody pulls from it, whatever the info */
+    run(NULL, "0", 0); /* this window never pulls */
+    run(NULL, "300000", 300000);
+
+    test_phase("narma_pull_min: a bad value is refused on every rank");
+    {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "narma_pull_min", rank == size - 1 ? "-5" : "12x");
+        NARMA_Win win;
+        void *mem;
+        CHECK_ERR(NARMA_Win_allocate(64, 1, info, MPI_COMM_WORLD, &mem, &win), NARMA_ERR_ARG);
+        MPI_Info_free(&info);
+    }
+    return test_finish();
+}
