@@ -20,8 +20,16 @@
  *   - a target that computes outside narma: the origin's Wait completes
  *     (it copies itself once the target lets the patience pass);
  *   - persistent puts: Start/Wait with the buffer refilled between starts;
+ *   - 80 puts in flight at once (more than the 64 pull words: the rest are
+ *     copied in the call), all checked;
+ *   - a small Put_notify after a pulled one: when its notification arrives,
+ *     the earlier put's data is there (ring order);
+ *   - a started persistent put freed in flight, then a flush: data there;
  *   - the window freed with a pulled put in flight whose request is waited
- *     after the free.
+ *     after the free;
+ *   - window info narma_pull_min (per window) against the environment
+ *     (per process: NARMA_SHM_PULL_MIN=0 opts the process out), and a bad
+ *     value refused on every rank.
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -250,6 +258,75 @@ static void run(const char *pull_min, const char *info_min, size_t threshold)
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
         CHECK_RC(NARMA_Request_free(&put));
+    }
+
+    test_phase("more puts in flight than pull words (64): the rest are copied in the call");
+    {
+        enum { N = 80, PIECE = 8192 };
+        NARMA_Request req[N];
+        unsigned char *src = malloc((size_t)N * PIECE);
+        CHECK(src != NULL, "malloc");
+        for (int k = 0; k < N; k++) {
+            fill(src + (size_t)k * PIECE, PIECE, rank, 7000 + k);
+            CHECK_RC(NARMA_Rput_notify(src + (size_t)k * PIECE, PIECE, MPI_BYTE, next,
+                                       (MPI_Aint)k * PIECE, PIECE, MPI_BYTE, win, &req[k], TAG_S));
+        }
+        token();
+        CHECK_RC(NARMA_Waitall(N, req, MPI_STATUSES_IGNORE));
+        memset(src, 0xee, (size_t)N * PIECE);
+        NARMA_Request note;
+        CHECK_RC(NARMA_Notify_init(win, prev, TAG_S, N, &note));
+        CHECK_RC(NARMA_Start(&note));
+        CHECK_RC(NARMA_Wait(&note, MPI_STATUS_IGNORE));
+        CHECK_RC(NARMA_Request_free(&note));
+        for (int k = 0; k < N; k++) {
+            long at = diff_at(mem + (size_t)k * PIECE, PIECE, prev, 7000 + k);
+            CHECK(at < 0, "piece %d: byte %ld", k, at);
+        }
+        free(src);
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
+    test_phase("a later small notified put: its notification finds the pulled data there");
+    {
+        const int small = 12345;
+        fill(buf, BIG - 64, rank, 8000);
+        NARMA_Request req;
+        CHECK_RC(NARMA_Rput_notify(buf, BIG - 64, MPI_BYTE, next, 0, BIG - 64, MPI_BYTE, win, &req,
+                                   TAG_P));
+        CHECK_RC(NARMA_Put_notify(&small, 1, MPI_INT, next, BIG - 64, 1, MPI_INT, win, TAG_W));
+        token();
+        wait_note(win, prev, TAG_W); /* the later one first: the earlier waits as unexpected */
+        long at = diff_at(mem, BIG - 64, prev, 8000);
+        CHECK(at < 0, "byte %ld of the earlier put missing at the later notification", at);
+        int got;
+        memcpy(&got, mem + BIG - 64, sizeof got);
+        CHECK(got == small, "small put: %d", got);
+        wait_note(win, prev, TAG_P);
+        CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
+    test_phase("a started persistent put freed in flight: the flush completes it");
+    {
+        NARMA_Request put;
+        fill(buf, BIG, rank, 9000);
+        memset(mem, 0, BIG);
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        CHECK_RC(NARMA_Put_notify_init(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, TAG_F,
+                                       &put));
+        CHECK_RC(NARMA_Start(&put));
+        CHECK_RC(NARMA_Request_free(&put));
+        CHECK_RC(NARMA_Win_flush(next, win));
+        token();
+        if (prev_shm)
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        else
+            CHECK_RC(NARMA_Win_sync(win));
+        long at = diff_at(mem, BIG, prev, 9000);
+        CHECK(at < 0, "byte %ld", at);
+        wait_note(win, prev, TAG_F);
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
 
     test_phase("window freed with a pulled put in flight; its request waited after");
