@@ -103,6 +103,7 @@ void narmai_request_ticket(struct narmai_request *r, int target, uint64_t ticket
     r->upto = ticket;
     r->poll = ticket_poll;
     r->ticketed = 1;
+    r->win->pulled = 1;
     narmau_dlist_push_back(&r->win->pull_reqs, &r->link);
 }
 

@@ -16,7 +16,8 @@
  *     own process_vm_readv probe, so a pull that silently stops happening
  *     fails here;
  *   - the data is in the target's window, before it drains, after the
- *     origin's flush (request freed in flight), unlock, and PSCW complete;
+ *     origin's flush, unlock, PSCW complete and unlock_all of a lock_all(0)
+ *     epoch (requests freed in flight, so only the epoch call completes them);
  *   - a target that computes outside narma: the origin's Wait completes
  *     (it copies itself once the target lets the patience pass);
  *   - persistent puts: Start/Wait with the buffer refilled between starts;
@@ -29,7 +30,9 @@
  *     after the free;
  *   - window info narma_pull_min (per window) against the environment
  *     (per process: NARMA_SHM_PULL_MIN=0 opts the process out), and a bad
- *     value refused on every rank.
+ *     value refused on every rank;
+ *   - NARMA_TEST_PULL_FAIL=1: every read fails (REFUSED): the origins copy,
+ *     nothing hangs, every byte checked, later puts copied in the call.
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -97,12 +100,16 @@ static int can_read_prev(void)
 
 /* pull_min: NARMA_SHM_PULL_MIN (NULL: unset); info: window info narma_pull_min (NULL: none);
  * threshold: the size from which puts to me are expected to be pulled (0: never). */
-static void run(const char *pull_min, const char *info_min, size_t threshold)
+static void run(const char *pull_min, const char *info_min, size_t threshold, int fail)
 {
     if (pull_min)
         setenv("NARMA_SHM_PULL_MIN", pull_min, 1);
     else
         unsetenv("NARMA_SHM_PULL_MIN");
+    if (fail)
+        setenv("NARMA_TEST_PULL_FAIL", "1", 1); /* every read fails: the origins copy */
+    else
+        unsetenv("NARMA_TEST_PULL_FAIL");
     unsigned char *mem, *buf = malloc(BIG);
     CHECK(buf != NULL, "malloc");
     NARMA_Win win;
@@ -152,7 +159,7 @@ static void run(const char *pull_min, const char *info_min, size_t threshold)
         wait_note(win, prev, TAG_W);
         const int pulled = diff_at(mem, n, prev, 2000) < 0;
         const int copied = diff_at(mem, n, prev, 1000) < 0;
-        const int expect_pull = prev_shm && threshold > 0 && cma;
+        const int expect_pull = prev_shm && threshold > 0 && cma && !fail;
         CHECK(pulled || copied, "neither the old nor the new bytes arrived");
         CHECK(pulled == expect_pull,
               "from rank %d (transport %s, NARMA_SHM_PULL_MIN=%s, info %s, readable %d): %s, "
@@ -163,58 +170,51 @@ static void run(const char *pull_min, const char *info_min, size_t threshold)
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
 
-    test_phase("in the window before the drain: flush (request freed), unlock, PSCW complete");
-    for (int how = 0; how < 3; how++) {
+    test_phase("in the window before the drain: flush, unlock, PSCW complete, unlock_all");
+    for (int how = 0; how < 4; how++) {
+        static const char *const what[] = {"flush", "unlock", "PSCW complete", "unlock_all"};
         const size_t n = BIG - 8 * (size_t)how;
         const int it = 3000 + how;
         fill(buf, n, rank, it);
         memset(mem, 0, BIG);
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        /* Every request is freed in flight: only the epoch call can complete the put. */
         NARMA_Request req;
         MPI_Group world, g_next, g_prev;
-        if (how == 0) {
-            CHECK_RC(NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req,
-                                       TAG_F));
-            CHECK_RC(NARMA_Request_free(&req));
-            CHECK_RC(NARMA_Win_flush(next, win));
-        } else if (how == 1) {
-            CHECK_RC(NARMA_Win_unlock_all(win));
-            CHECK_RC(NARMA_Win_lock(NARMA_LOCK_SHARED, next, 0, win));
-            CHECK_RC(NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req,
-                                       TAG_F));
-            CHECK_RC(NARMA_Win_unlock(next, win));
-        } else {
-            CHECK_RC(NARMA_Win_unlock_all(win));
+        if (how > 0) CHECK_RC(NARMA_Win_unlock_all(win));
+        if (how == 1) CHECK_RC(NARMA_Win_lock(NARMA_LOCK_SHARED, next, 0, win));
+        if (how == 3) CHECK_RC(NARMA_Win_lock_all(0, win)); /* next is never locked */
+        if (how == 2) {
             MPI_Comm_group(MPI_COMM_WORLD, &world);
             MPI_Group_incl(world, 1, &next, &g_next);
             MPI_Group_incl(world, 1, &prev, &g_prev);
             CHECK_RC(NARMA_Win_post(g_prev, 0, win));
             CHECK_RC(NARMA_Win_start(g_next, 0, win));
-            CHECK_RC(NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req,
-                                       TAG_F));
-            CHECK_RC(NARMA_Win_complete(win));
         }
-        if (how > 0) {
-            CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
-            memset(buf, 0xee, n);
-        }
-        token(); /* the origin's sync call returned: now look without draining */
-        if (how == 2) {
+        CHECK_RC(
+            NARMA_Rput_notify(buf, (int)n, MPI_BYTE, next, 0, (int)n, MPI_BYTE, win, &req, TAG_F));
+        CHECK_RC(NARMA_Request_free(&req));
+        if (how == 0) CHECK_RC(NARMA_Win_flush(next, win));
+        if (how == 1) CHECK_RC(NARMA_Win_unlock(next, win));
+        if (how == 2) CHECK_RC(NARMA_Win_complete(win));
+        if (how == 3) CHECK_RC(NARMA_Win_unlock_all(win));
+        token(); /* the origin's call returned: now look without draining */
+        /* On shm not Win_sync or Win_wait before looking: they drain (and pull). Elsewhere
+         * MPI's rules: Win_wait, or Win_sync. */
+        if (prev_shm)
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        else if (how == 2)
             CHECK_RC(NARMA_Win_wait(win));
+        else
+            CHECK_RC(NARMA_Win_sync(win));
+        long at = diff_at(mem, n, prev, it);
+        CHECK(at < 0, "%s: byte %ld not there", what[how], at);
+        if (how == 2) {
+            if (prev_shm) CHECK_RC(NARMA_Win_wait(win));
             MPI_Group_free(&g_next);
             MPI_Group_free(&g_prev);
             MPI_Group_free(&world);
-        } else if (prev_shm) {
-            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* not Win_sync: it drains (and pulls) */
-        } else {
-            CHECK_RC(NARMA_Win_sync(win));
         }
-        long at = diff_at(mem, n, prev, it);
-        CHECK(at < 0, "%s: byte %ld not there",
-              how == 0   ? "flush"
-              : how == 1 ? "unlock"
-                         : "PSCW",
-              at);
         wait_note(win, prev, TAG_F);
         if (how > 0) CHECK_RC(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, win));
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -313,8 +313,8 @@ static void run(const char *pull_min, const char *info_min, size_t threshold)
         fill(buf, BIG, rank, 9000);
         memset(mem, 0, BIG);
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-        CHECK_RC(NARMA_Put_notify_init(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, TAG_F,
-                                       &put));
+        CHECK_RC(
+            NARMA_Put_notify_init(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, TAG_F, &put));
         CHECK_RC(NARMA_Start(&put));
         CHECK_RC(NARMA_Request_free(&put));
         CHECK_RC(NARMA_Win_flush(next, win));
@@ -333,8 +333,8 @@ static void run(const char *pull_min, const char *info_min, size_t threshold)
     {
         NARMA_Request req;
         fill(buf, BIG, rank, 6000);
+        CHECK_RC(NARMA_Win_unlock_all(win)); /* notified puts need no epoch */
         CHECK_RC(NARMA_Rput_notify(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, &req, TAG_S));
-        CHECK_RC(NARMA_Win_unlock_all(win));
         CHECK_RC(NARMA_Win_free(&win));
         CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
         CHECK(req == NARMA_REQUEST_NULL, "request not freed");
@@ -350,12 +350,14 @@ int main(int argc, char **argv)
     next = (rank + 1) % size;
     prev = (rank + size - 1) % size;
     test_phase("setup");
-    run(NULL, NULL, 65536);
-    run("1", NULL, 1);
-    run("0", NULL, 0);
-    run("0", "1", 0);  /* the process opted out: nobody pulls from it, whatever the info */
-    run(NULL, "0", 0); /* this window never pulls */
-    run(NULL, "300000", 300000);
+    run(NULL, NULL, 65536, 0);
+    run("1", NULL, 1, 0);
+    run("0", NULL, 0, 0);
+    run("0", "1", 0, 0);  /* the process opted out: nobody pulls, whatever the info */
+    run(NULL, "0", 0, 0); /* this window never pulls */
+    run(NULL, "300000", 300000, 0);
+    run(NULL, NULL, 65536, 1); /* every read refused: the origins copy, nothing hangs */
+    unsetenv("NARMA_TEST_PULL_FAIL");
 
     test_phase("narma_pull_min: a bad value is refused on every rank");
     {

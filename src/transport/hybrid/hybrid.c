@@ -230,6 +230,9 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
 static int hyb_win_free(struct narmat_win *w)
 {
     struct hyb *h = hy(w);
+    /* Pulled puts through shm complete first: their target may be a node peer whose window
+     * memory the mpi window holds. */
+    if (h->has_shm) narmat_flush(&h->shm, -1);
     int rc = narmat_win_free(&h->mpi);
     if (h->has_shm) {
         int src = narmat_win_free(&h->shm);

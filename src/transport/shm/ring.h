@@ -5,12 +5,12 @@
  * A record carries only the notification (source, tag, kind, bytes accessed,
  * and the target offset of the first byte as a prefetch hint): the origin
  * moves the data itself, by load/store on the target's window, before it
- * publishes the record. So a notified access is complete at the target when
- * the origin's call returns, in order with every later access of that origin
- * (a payload carried inside the record and written by the reader would land
- * after them). A notification costs the reader one line transfer and the
- * writer one ownership request, as a raw flag store would; a put's data lines
- * travel as they do for a plain put.
+ * publishes the record (a pulled put, NARMAT_REC_PULL, is the exception: the
+ * reader copies its data from the origin before it delivers it; shm.c). So a notified access is
+ * complete at the target when the origin's call returns, in order with every later access of that
+ * origin (a payload carried inside the record and written by the reader would land after them). A
+ * notification costs the reader one line transfer and the writer one ownership request, as a raw
+ * flag store would; a put's data lines travel as they do for a plain put.
  *
  * Protocol. Positions are 64-bit and only grow; slot = pos % N (N a power of
  * two). A slot's cache line is written only by writers:

@@ -49,12 +49,14 @@
 #define NARMAT_SHM_NOTE_VOID 0  /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define SHM_PULLS            64 /* pulled puts in flight per origin and window */
 #define SHM_PULL_MIN_DEFAULT 65536 /* bytes from which rput_notify lets the target pull */
-#define SHM_PULL_PATIENCE_NS 20000 /* a target that has not begun to pull by then is not polling \
-                                    */
+#define SHM_PULL_PATIENCE_NS                                            \
+    20000 /* a target that has not begun to pull by then is not polling \
+           */
 
 /* A pulled put, as its origin remembers it (see "Pulled puts"). */
 struct shm_pull {
     uint64_t gen; /* generation of pull word i: bumped per use, never 0 in use */
+    uint64_t seq; /* issue order among this window's pulls */
     int target;
     const char *from; /* my data */
     char *to;         /* where it goes, in my mapping of the target's window */
@@ -87,6 +89,9 @@ struct shm_state {
     uint64_t pull_min;  /* rput_notify of at least this many bytes is pulled; 0: never */
     uint64_t pull_busy; /* bit i: my pull word i is in use */
     int *pull_out;      /* per target: my pulls to it not yet complete */
+    char *pull_never;   /* per target: it refused a pull; copy in the call from now on */
+    uint64_t pull_seq;  /* pulls issued so far */
+    int pull_fail;      /* test hook NARMA_TEST_PULL_FAIL=1: every pull read fails */
     struct shm_pull pulls[SHM_PULLS];
 };
 
@@ -137,6 +142,7 @@ static void shm_state_free(struct shm_state *s)
     free(s->peers);
     free(s->head_copy);
     free(s->pull_out);
+    free(s->pull_never);
     free(s);
 }
 
@@ -156,11 +162,12 @@ static int shm_test_fail(const struct narmat_win *w, int stage)
 /* ---- Pulled puts --------------------------------------------------------------------------
  *
  * A large Rput_notify (or persistent start) whose data the origin would copy inside the call
- * cannot overlap anything. Instead, from NARMA_SHM_PULL_MIN bytes (default 64 KiB; 0: never),
- * the origin publishes a record carrying its buffer's address and returns at once; the target
- * copies the data into its window with process_vm_readv when it drains the record, before it
- * delivers the notification, while the origin computes. The request completes when the copy is
- * done. Contiguous puts of one type on both sides, Win_allocate and Win_create windows.
+ * cannot overlap anything. Instead, from pull_min bytes (window info narma_pull_min, else
+ * NARMA_SHM_PULL_MIN, else 64 KiB), the origin publishes a record carrying its buffer's address
+ * and returns at once; the target copies the data into its window with process_vm_readv when it
+ * drains the record, before it delivers the notification, while the origin computes. The
+ * request completes when the copy is done. Contiguous puts of one type on both sides,
+ * Win_allocate and Win_create windows.
  *
  * Who copies is decided by one word in the origin's segment, pull word i (64 per origin and
  * window), holding gen << 2 | state, gen being pull i's generation (bumped per use):
@@ -169,18 +176,21 @@ static int shm_test_fail(const struct narmat_win *w, int stage)
  *   DONE     (state 0) stored with release by that side once the data is in place;
  *   REFUSED  the target could not read the origin's memory: the origin must copy.
  * The target, draining, claims WAITING -> MOVING and copies; if the origin claimed first it
- * waits while the word is MOVING (the origin is copying: bounded) and delivers after. The
- * origin copies itself (claim, memmove into its mapping of the target's window) when it must
- * complete the put and the target has not begun: at a flush or control update to that target
- * or Win_free (and it waits for a target that is copying), and at Test/Wait or progress once
- * the target has let 20 us pass without beginning (a target that polls begins within a
- * microsecond; one that computes or waits outside narma would otherwise stall the origin's
- * completion). So no side ever waits for the other to call narma, and the data is in the
- * target's window, as after any put, by the origin's next flush. A word is reused only after
- * the origin saw it DONE; the target tells generations apart, so a late look at a reused word
- * is never taken for the pull it had. */
+ * waits while the word is MOVING (the origin is copying: bounded); a REFUSED word (its own
+ * failed read) stops its drain at that record until the origin has copied (the next poll looks
+ * again): it never waits inside a poll for the origin to call narma. The origin copies itself
+ * (claim, memmove into its mapping of the target's window) when it must complete the put and
+ * the target has not begun: at a flush or control update to that target, before any other
+ * access to it (so later accesses land after the pulled data, as they would after a put copied
+ * in the call), at Win_free (and it waits for a target that is copying); at Test/Wait/progress
+ * once the target has let 20 us pass without beginning (a target that polls begins within a
+ * microsecond; one in computation or in a plain MPI call would otherwise hold the origin up), and
+ * at once when the target refused, after which it never pulls to that target again. Pulls to one
+ * target are settled in the order they were issued, so overlapping pulls land in that order. A
+ * word is reused only after the origin saw it DONE; the target tells generations apart, so a late
+ * look at a reused word is never taken for the pull it had. */
 enum { PULL_DONE = 0, PULL_WAITING = 1, PULL_MOVING = 2, PULL_REFUSED = 3 };
-enum pull_mode { PULL_LOOK, PULL_PUSH_LATE, PULL_COMPLETE };
+enum pull_mode { PULL_PUSH_LATE, PULL_COMPLETE };
 
 static inline uint64_t pull_val(uint64_t gen, int state) { return gen << 2 | (uint64_t)state; }
 
@@ -196,29 +206,52 @@ static inline uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Whether this window may pull: sets s->pull_min, my threshold as an origin (window info
- * narma_pull_min, else NARMA_SHM_PULL_MIN, else 64 KiB), and lets the node's other processes
- * read this one (yama's ptrace_scope 1; see dynamic.h) unless NARMA_SHM_PULL_MIN=0 (this
- * process's opt-out: then no rank of the window pulls). */
-static int shm_pull_wanted(struct narmat_win *w, struct shm_state *s)
+/* NARMA_SHM_PULL_MIN: bytes, 0 (never); unset: the default; anything else is said on stderr
+ * and ignored. */
+static uint64_t env_pull_min(void)
 {
     const char *env = getenv("NARMA_SHM_PULL_MIN");
+    if (env == NULL || *env == '\0') return SHM_PULL_MIN_DEFAULT;
     char *end;
-    unsigned long long v = env != NULL && *env ? strtoull(env, &end, 10) : SHM_PULL_MIN_DEFAULT;
-    if (env != NULL && *env && *end != '\0') v = SHM_PULL_MIN_DEFAULT;
-    s->pull_min = w->pull_min >= 0 ? (uint64_t)w->pull_min : (uint64_t)v;
-    if (v == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->size < 2) return 0;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*env < '0' || *env > '9' || *end != '\0' || errno != 0) {
+        fprintf(stderr, "narma: NARMA_SHM_PULL_MIN=%s is not a byte count; using %d\n", env,
+                SHM_PULL_MIN_DEFAULT);
+        return SHM_PULL_MIN_DEFAULT;
+    }
+    return (uint64_t)v;
+}
+
+/* May this window pull? Not when this process opted out (NARMA_SHM_PULL_MIN=0) or for dynamic
+ * windows. Sets s->pull_min, my threshold as an origin (window info first), and lets the node's
+ * other processes read this one (yama's ptrace_scope 1; see dynamic.h): called before the
+ * collective that precedes every rank's probe, so no probe runs before its peer allowed it. */
+static int shm_pull_wanted(struct narmat_win *w, struct shm_state *s)
+{
+    const uint64_t env = env_pull_min();
+    s->pull_min = w->pull_min >= 0 ? (uint64_t)w->pull_min : env;
+    if (env == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->size < 2) return 0;
     narmat_dyn_allow_peers();
     return 1;
 }
 
-/* process_vm_readv of all n bytes, 0 or -1. */
+/* Test hook NARMA_TEST_PULL_FAIL=1 (read at window creation): every read of a pull fails, as
+ * a buffer process_vm_readv cannot reach would. */
+static int pull_fail_hook(void)
+{
+    const char *env = getenv("NARMA_TEST_PULL_FAIL");
+    return env != NULL && env[0] == '1';
+}
+
+/* process_vm_readv of all n bytes: 0, or an errno value. */
 static int read_from(int64_t pid, void *to, const void *from, size_t n)
 {
     while (n > 0) {
         struct iovec l = {to, n}, r = {(void *)(uintptr_t)from, n};
         ssize_t got = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
-        if (got <= 0) return -1;
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return got < 0 ? errno : EIO;
         to = (char *)to + got;
         from = (const char *)from + got;
         n -= (size_t)got;
@@ -230,22 +263,20 @@ static int read_from(int64_t pid, void *to, const void *from, size_t n)
 static int shm_pull_probe(int r, int64_t pid, uint64_t seg)
 {
     uint64_t magic = 0;
-    if (read_from(pid, &magic, (const void *)(uintptr_t)seg, sizeof magic) == 0 &&
-        magic == SHM_MAGIC)
-        return 0;
+    int err = read_from(pid, &magic, (const void *)(uintptr_t)seg, sizeof magic);
+    if (err == 0 && magic == SHM_MAGIC) return 0;
     if (narmau_verbose())
         fprintf(stderr,
                 "narma: shm: large notified puts are not pulled: cannot read rank %d's "
                 "memory (pid %ld): %s\n",
-                r, (long)pid, magic ? "another process" : strerror(errno));
+                r, (long)pid, err ? strerror(err) : "another process");
     return -1;
 }
 
-/* Origin: settle my pull i. PULL_LOOK: only see whether it is done (and copy at once if the
- * target refused); PULL_PUSH_LATE: also copy if the target let the patience pass without
- * beginning; PULL_COMPLETE: copy if the target has not begun, else wait for it. Returns 1 and
- * frees the word when the pull is complete, else 0. */
-static int pull_settle(struct shm_state *s, int me, unsigned i, enum pull_mode mode)
+/* Origin: settle my pull i. PULL_PUSH_LATE: copy if the target refused, or let the patience
+ * pass (at now) without beginning; PULL_COMPLETE: copy if the target has not begun, else wait
+ * for it. Returns 1 and frees the word when the pull is complete, else 0. */
+static int pull_settle(struct shm_state *s, int me, unsigned i, enum pull_mode mode, uint64_t now)
 {
     struct shm_pull *p = &s->pulls[i];
     uint64_t *word = pull_word(s, me, i);
@@ -260,9 +291,9 @@ static int pull_settle(struct shm_state *s, int me, unsigned i, enum pull_mode m
             narmau_wait_step(&wt);
             continue;
         }
-        int push = v == pull_val(p->gen, PULL_REFUSED) || mode == PULL_COMPLETE ||
-                   (mode == PULL_PUSH_LATE && now_ns() - p->t_issue > SHM_PULL_PATIENCE_NS);
-        if (!push) return 0;
+        const int refused = v == pull_val(p->gen, PULL_REFUSED);
+        if (refused) s->pull_never[p->target] = 1; /* it cannot read me: copy from now on */
+        if (!refused && mode != PULL_COMPLETE && now - p->t_issue <= SHM_PULL_PATIENCE_NS) return 0;
         if (narmau_atomic_cas_u64(word, &v, pull_val(p->gen, PULL_MOVING))) {
             memmove(p->to, p->from, p->bytes);
             /* Release: the data before the word (the target delivers after it sees DONE). */
@@ -275,21 +306,47 @@ static int pull_settle(struct shm_state *s, int me, unsigned i, enum pull_mode m
     return 1;
 }
 
-/* Settle every pull in flight toward target (-1: every target) in mode. */
-static void shm_pull_settle_all(struct narmat_win *w, int target, enum pull_mode mode)
+/* Settle, in the order they were issued, my pulls to target (-1: every target) issued up to
+ * sequence number upto; stops at the first of a target's that stays incomplete (a later one
+ * copied by me could land before it). Returns 1 if all of them are complete. */
+static int pull_settle_upto(struct narmat_win *w, int target, uint64_t upto, enum pull_mode mode)
 {
     struct shm_state *s = st(w);
-    if (target >= 0 && s->pull_out[target] == 0) return;
-    for (uint64_t busy = s->pull_busy; busy != 0; busy &= busy - 1) {
-        unsigned i = (unsigned)__builtin_ctzll(busy);
-        if (target < 0 || s->pulls[i].target == target) pull_settle(s, w->rank, i, mode);
+    uint64_t stuck = 0; /* pulls of a target with an earlier incomplete one */
+    int all = 1;
+    const uint64_t now = mode == PULL_PUSH_LATE ? now_ns() : 0;
+    while (s->pull_busy & ~stuck) {
+        unsigned first = SHM_PULLS;
+        for (uint64_t b = s->pull_busy & ~stuck; b != 0; b &= b - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(b);
+            if ((target < 0 || s->pulls[i].target == target) && s->pulls[i].seq <= upto &&
+                (first == SHM_PULLS || s->pulls[i].seq < s->pulls[first].seq))
+                first = i;
+        }
+        if (first == SHM_PULLS) break;
+        if (!pull_settle(s, w->rank, first, mode, now)) {
+            all = 0;
+            for (uint64_t b = s->pull_busy; b != 0; b &= b - 1) { /* its target's later ones */
+                unsigned i = (unsigned)__builtin_ctzll(b);
+                if (s->pulls[i].target == s->pulls[first].target) stuck |= UINT64_C(1) << i;
+            }
+        }
     }
+    return all;
+}
+
+/* Every pull in flight toward target (-1: every target), complete on return. */
+static inline void shm_pull_complete(struct narmat_win *w, int target)
+{
+    if (st(w)->pull_busy != 0 && (target < 0 || st(w)->pull_out[target] != 0))
+        pull_settle_upto(w, target, UINT64_MAX, PULL_COMPLETE);
 }
 
 /* Target: bring in the data of a pulled put from origin src before its notification is
- * delivered (rec: my copy of the record). */
-static void pull_in(struct narmat_win *w, int src, uint64_t from, uint64_t ticket, uint64_t off,
-                    uint64_t bytes)
+ * delivered. 0: the data is there; -1: not yet (the origin has to copy it: stop draining here
+ * and look again at the next poll). */
+static int pull_in(struct narmat_win *w, int src, uint64_t from, uint64_t ticket, uint64_t off,
+                   uint64_t bytes)
 {
     struct shm_state *s = st(w);
     const unsigned i = (unsigned)(ticket & (SHM_PULLS - 1));
@@ -297,25 +354,29 @@ static void pull_in(struct narmat_win *w, int src, uint64_t from, uint64_t ticke
     uint64_t *word = pull_word(s, src, i);
     uint64_t v = pull_val(gen, PULL_WAITING);
     if (narmau_atomic_cas_u64(word, &v, pull_val(gen, PULL_MOVING))) {
-        if (read_from(s->peers[src].pid, s->peers[w->rank].data + off, (const void *)from, bytes) ==
-            0) {
+        int err = s->pull_fail ? EFAULT
+                               : read_from(s->peers[src].pid, s->peers[w->rank].data + off,
+                                           (const void *)(uintptr_t)from, bytes);
+        if (err == 0) {
             /* Release: the origin may reuse its buffer once it sees DONE. */
             narmau_atomic_store_rel_u64(word, pull_val(gen, PULL_DONE));
-            return;
+            return 0;
         }
         if (narmau_verbose())
             fprintf(stderr,
                     "narma: shm: rank %d could not read a %llu-byte put from rank %d: "
                     "%s; the origin copies it\n",
-                    w->rank, (unsigned long long)bytes, src, strerror(errno));
-        narmau_atomic_store_rel_u64(word, v = pull_val(gen, PULL_REFUSED));
+                    w->rank, (unsigned long long)bytes, src, strerror(err));
+        narmau_atomic_store_rel_u64(word, pull_val(gen, PULL_REFUSED));
+        return -1;
     }
-    /* The origin copies (or copied) it: wait until it has. Acquire: its data before DONE. */
+    /* The origin copies (or copied) it. Acquire: its data before DONE. */
     narmau_waiter wt = {0};
-    while (v == pull_val(gen, PULL_MOVING) || v == pull_val(gen, PULL_REFUSED)) {
+    while (v == pull_val(gen, PULL_MOVING)) { /* it is copying: not for long */
         narmau_wait_step(&wt);
         v = narmau_atomic_load_acq_u64(word);
     }
+    return v == pull_val(gen, PULL_REFUSED) ? -1 : 0;
 }
 
 /* Window creation is collective and a rank that fails must not leave the
@@ -402,9 +463,10 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         s->peers = calloc(p, sizeof(*s->peers));
         s->head_copy = calloc(p, sizeof(uint64_t));
         s->pull_out = calloc(p, sizeof(int));
+        s->pull_never = calloc(p, 1);
     }
     if (all == NULL || s == NULL || s->peers == NULL || s->head_copy == NULL ||
-        s->pull_out == NULL || shm_test_fail(w, 1))
+        s->pull_out == NULL || s->pull_never == NULL || shm_test_fail(w, 1))
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window state");
     else if (size > PTRDIFF_MAX / 2)
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
@@ -490,6 +552,8 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         rc = narmau_mpi_error(mrc);
     }
 
+    /* Pulled puts: allowed (prctl) before the collective below, probed after it. */
+    const int want_pull = rc == NARMA_SUCCESS && shm_pull_wanted(w, s);
     /* The sizes every rank needs, with each rank's status from stage 2. */
     mine.status = rc;
     if ((mrc = MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
@@ -557,7 +621,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         pr->data = pr->map + all[r].map_off;
     }
     if (rc == NARMA_SUCCESS && shm_test_fail(w, 3)) rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm peers");
-    nopull = rc != NARMA_SUCCESS || !shm_pull_wanted(w, s);
+    nopull = rc != NARMA_SUCCESS || !want_pull;
     for (int r = 0; !nopull && r < w->size; r++)
         if (r != w->rank && shm_pull_probe(r, all[r].pid, all[r].seg) != 0) nopull = 1;
     /* Rings and control words are initialised everywhere before anyone uses
@@ -574,6 +638,7 @@ out:
     free(all);
     if (rc == NARMA_SUCCESS) {
         if (nopull) s->pull_min = 0;
+        s->pull_fail = pull_fail_hook();
         w->base = w->flavor == MPI_WIN_FLAVOR_CREATE ? base : size > 0 ? myseg + s->off_data : NULL;
         w->tp = s;
         w->attr_win = s->shwin;
@@ -590,7 +655,7 @@ static int shm_win_free(struct narmat_win *w)
     struct shm_state *s = st(w);
     /* Nobody may still write into our segment (a late notification): the
      * barrier inside MPI_Win_free orders every rank's last access before it. */
-    shm_pull_settle_all(w, -1, PULL_COMPLETE); /* a target may still be reading my memory */
+    shm_pull_complete(w, -1); /* a target may still be reading my memory */
     int rc = MPI_Win_free(&s->shwin);
     shm_usermem_release(s, w->size);
     shm_state_free(s);
@@ -703,6 +768,7 @@ static int shm_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Data
                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
+    shm_pull_complete(w, target); /* a later access lands after a pulled put (issue order) */
     if (st(w)->dyn == NULL)
         return narmau_dtype_copy(taddr(w, target, disp), tcount, ttype, oaddr, ocount, otype);
     const narmau_dtype *td;
@@ -717,6 +783,7 @@ static int shm_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype o
                    MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
+    shm_pull_complete(w, target); /* as shm_put */
     if (st(w)->dyn == NULL)
         return narmau_dtype_copy(oaddr, ocount, otype, taddr(w, target, disp), tcount, ttype);
     const narmau_dtype *td;
@@ -737,6 +804,7 @@ static int shm_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Data
                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
     if (mreq) *mreq = MPI_REQUEST_NULL;
+    shm_pull_complete(w, target); /* as shm_put */
     const narmau_dtype *td, *od = NULL, *rd = NULL;
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
@@ -790,6 +858,7 @@ out:
 static int shm_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                    MPI_Datatype type, int target, MPI_Aint disp)
 {
+    shm_pull_complete(w, target); /* as shm_put */
     if (st(w)->dyn == NULL)
         return narmau_acc_cas(taddr(w, target, disp), oaddr, caddr, raddr, type,
                               acc_lock(st(w), target));
@@ -818,7 +887,7 @@ static int shm_detach(struct narmat_win *w, const void *base)
  * Pulled puts to target still in flight complete first. */
 static int shm_flush(struct narmat_win *w, int target)
 {
-    if (st(w)->pull_busy) shm_pull_settle_all(w, target, PULL_COMPLETE);
+    shm_pull_complete(w, target);
     narmau_atomic_fence_seq_cst();
     return NARMA_SUCCESS;
 }
@@ -906,6 +975,7 @@ static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *r
                       MPI_Datatype otype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                       MPI_Op op, int tag)
 {
+    shm_pull_complete(w, target); /* as shm_put */
     const narmau_dtype *td;
     int rc = narmau_dtype_get(ttype, &td);
     if (rc) return rc;
@@ -932,6 +1002,7 @@ static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *r
 static int shm_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                     int (*move)(void *arg), void *arg)
 {
+    shm_pull_complete(w, target); /* as shm_put */
     return shm_publish_after(w, target, kind, tag, bytes, 0, move, arg);
 }
 
@@ -951,7 +1022,8 @@ static int shm_rput_notify(struct narmat_win *w, const void *oaddr, int ocount, 
 {
     struct shm_state *s = st(w);
     *ticket = 0;
-    if (s->pull_min != 0 && target != w->rank && otype == ttype && ~s->pull_busy != 0) {
+    if (s->pull_min != 0 && target != w->rank && otype == ttype && ~s->pull_busy != 0 &&
+        !s->pull_never[target]) {
         const narmau_dtype *td;
         int rc = narmau_dtype_get(ttype, &td);
         if (rc) return rc;
@@ -964,6 +1036,7 @@ static int shm_rput_notify(struct narmat_win *w, const void *oaddr, int ocount, 
             const MPI_Aint lb = td->nblocks > 0 ? td->blocks[0].off : 0;
             struct shm_pull *p = &s->pulls[i];
             p->gen++;
+            p->seq = ++s->pull_seq;
             p->target = target;
             p->from = (const char *)oaddr + lb;
             p->to = taddr(w, target, disp) + lb;
@@ -971,8 +1044,8 @@ static int shm_rput_notify(struct narmat_win *w, const void *oaddr, int ocount, 
             p->t_issue = now_ns();
             s->pull_busy |= UINT64_C(1) << i;
             s->pull_out[target]++;
-            narmau_atomic_store_relaxed_u64(pull_word(s, w->rank, i),
-                                            pull_val(p->gen, PULL_WAITING));
+            /* Release: a target that reads this generation also sees my copy of the last. */
+            narmau_atomic_store_rel_u64(pull_word(s, w->rank, i), pull_val(p->gen, PULL_WAITING));
             rec->from = (uint64_t)(uintptr_t)p->from;
             rec->ticket = p->gen * SHM_PULLS + i;
             *ticket = rec->ticket; /* before publishing: the slot is the target's after */
@@ -990,7 +1063,8 @@ static int shm_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
     const unsigned i = (unsigned)(ticket & (SHM_PULLS - 1));
     if (!(s->pull_busy >> i & 1) || s->pulls[i].gen != ticket / SHM_PULLS)
         return 1; /* settled already (a flush, progress) */
-    return pull_settle(s, w->rank, i, PULL_PUSH_LATE);
+    pull_settle_upto(w, target, s->pulls[i].seq, PULL_PUSH_LATE); /* earlier ones first */
+    return !(s->pull_busy >> i & 1);
 }
 
 static int shm_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
@@ -1025,7 +1099,8 @@ static int shm_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
             __builtin_prefetch(me->data + rec->off);
         uint32_t kind = rec->kind;
         if (kind & NARMAT_REC_PULL) {
-            pull_in(w, src, rec->from, rec->ticket, rec->off, (uint64_t)bytes);
+            if (pull_in(w, src, rec->from, rec->ticket, rec->off, (uint64_t)bytes) != 0)
+                break; /* the origin has to copy it: this record and those after it wait */
             kind &= ~NARMAT_REC_PULL;
         }
         s->head++;
@@ -1036,13 +1111,13 @@ static int shm_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
     }
     if (consumed > 0) narmat_ring_consumed(s->myring, s->head);
     /* My own pulled puts: free the words of those done; copy those the target has not begun. */
-    if (s->pull_busy) shm_pull_settle_all(w, -1, PULL_PUSH_LATE);
+    if (s->pull_busy) pull_settle_upto(w, -1, UINT64_MAX, PULL_PUSH_LATE);
     return n;
 }
 
 static int shm_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
-    if (st(w)->pull_busy) shm_pull_settle_all(w, target, PULL_COMPLETE); /* data first */
+    shm_pull_complete(w, target); /* data first */
     /* acq_rel RMW: releases this process's earlier data stores to whoever
      * acquires the word (shm_ctl_load). */
     narmau_atomic_fetch_add_u64(ctl_word(st(w), target, kind, arg), val);
@@ -1052,7 +1127,7 @@ static int shm_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint
 static int shm_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
                        uint64_t desired, uint64_t *old)
 {
-    if (st(w)->pull_busy) shm_pull_settle_all(w, target, PULL_COMPLETE); /* data first */
+    shm_pull_complete(w, target); /* data first */
     uint64_t e = expected;
     narmau_atomic_cas_u64(ctl_word(st(w), target, kind, arg), &e, desired);
     *old = e; /* on success e still holds expected */
