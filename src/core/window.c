@@ -1,6 +1,7 @@
 /* Window creation, destruction, attributes, names and groups. */
 #include "core/narmai.h"
 #include "core/epoch.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,15 +43,23 @@ static int win_info(struct narmai_win *w, MPI_Info info)
     if (info == MPI_INFO_NULL || MPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
         return NARMA_SUCCESS;
     for (int k = 0; k < nkeys; k++) {
-        char key[MPI_MAX_INFO_KEY + 1], val[16];
-        int flag = 0;
+        char key[MPI_MAX_INFO_KEY + 1], val[24];
+        int flag = 0, len = 0;
         if (MPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS) continue;
+        /* Every value narma reads is short: a longer one is refused, never cut. */
+        if (strncmp(key, "narma_", 6) == 0 &&
+            MPI_Info_get_valuelen(info, key, &len, &flag) == MPI_SUCCESS && flag &&
+            len >= (int)sizeof(val) - 1)
+            return NARMAU_ERR(NARMA_ERR_ARG, "info %s: value of %d characters is too long", key,
+                              len);
+        flag = 0;
         if (strcmp(key, "narma_pull_min") == 0) {
             char *end;
             MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
             if (!flag) continue;
+            errno = 0;
             long long v = strtoll(val, &end, 10);
-            if (end == val || *end != '\0' || v < 0)
+            if (val[0] < '0' || val[0] > '9' || *end != '\0' || errno != 0)
                 return NARMAU_ERR(NARMA_ERR_ARG, "info %s=%s: expected a byte count (0: never)",
                                   key, val);
             w->t.pull_min = (int64_t)v;

@@ -363,7 +363,10 @@ int main(int argc, char **argv)
     {
         MPI_Info info;
         MPI_Info_create(&info);
-        MPI_Info_set(info, "narma_pull_min", rank == size - 1 ? "-5" : "12x");
+        MPI_Info_set(info, "narma_pull_min",
+                     rank == size - 1 ? "-5"
+                     : rank == 0      ? "100000000000000000000000000000" /* never cut short */
+                                      : "12x");
         NARMA_Win win;
         void *mem;
         CHECK_ERR(NARMA_Win_allocate(64, 1, info, MPI_COMM_WORLD, &mem, &win), NARMA_ERR_ARG);
