@@ -16,38 +16,57 @@ static inline int ep_exposure_side(const struct narmai_epoch *e)
     return e->type == NARMAI_EP_EXPOSURE || e->type == NARMAI_EP_FENCE;
 }
 
-/* Epoch objects are recycled per window; each carries group arrays sized to
- * the window, allocated once. */
+/* Epoch objects are recycled per window, so the common case allocates nothing:
+ * a recycled object keeps its member arrays (grown to the largest PSCW group
+ * it has held), and every other field is set here, one by one rather than by
+ * clearing the whole object (a new field must be added here). */
 int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
 {
     struct narmai_epoch *e = w->free_epochs;
     if (e != NULL) {
         w->free_epochs = e->next_free;
-        int *ranks = e->ranks;
-        uint64_t *ids = e->ids;
-        memset(e, 0, sizeof(*e));
-        e->ranks = ranks;
-        e->ids = ids;
     } else {
         e = calloc(1, sizeof(*e));
         if (e == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch");
-        e->ranks = malloc(sizeof(int) * (size_t)w->t.size);
-        e->ids = malloc(sizeof(uint64_t) * (size_t)w->t.size);
-        if (e->ranks == NULL || e->ids == NULL) {
-            free(e->ranks);
-            free(e->ids);
-            free(e);
-            return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch");
-        }
     }
     e->type = (uint8_t)type;
     e->state = NARMAI_EP_DEFERRED;
+    e->closed = 0;
+    e->flushed = 0;
     e->t_open = ++w->clock;
     e->t_close = UINT64_MAX;
+    e->assert = 0;
+    e->n = 0;
     e->lock_rank = -1;
+    e->lock_type = 0;
+    e->held = 0;
+    e->held_all = NULL;
     narmau_dlist_init(&e->ops);
+    e->nops = 0;
+    e->fence_n = 0;
+    e->fence_round = 0;
+    e->fence_sent = 0;
+    e->err = NARMA_SUCCESS;
+    e->failed = 0;
+    e->lk = (struct narmai_lock_state){0};
+    e->close_req = NULL;
+    e->waiter = NULL;
     narmau_dlist_push_back(&w->epochs, &e->link);
     *out = e;
+    return NARMA_SUCCESS;
+}
+
+/* Room for a PSCW group of n members (kept when the object is recycled). */
+int narmai_epoch_members(struct narmai_epoch *e, int n)
+{
+    if (n <= e->cap) return NARMA_SUCCESS;
+    int *ranks = realloc(e->ranks, sizeof(int) * (size_t)n);
+    if (ranks == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch group");
+    e->ranks = ranks;
+    uint64_t *ids = realloc(e->ids, sizeof(uint64_t) * (size_t)n);
+    if (ids == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch group");
+    e->ids = ids;
+    e->cap = n;
     return NARMA_SUCCESS;
 }
 

@@ -86,6 +86,7 @@ struct narmai_epoch {
     uint64_t t_open, t_close; /* program-order stamps (w->clock); t_close = UINT64_MAX while open */
     int assert;
     int n;         /* PSCW group size */
+    int cap;       /* PSCW: room in ranks and ids (narmai_epoch_members) */
     int *ranks;    /* PSCW group (window ranks) */
     uint64_t *ids; /* PSCW: access or exposure id per member, set at activation */
     int lock_rank, lock_type;
@@ -111,6 +112,7 @@ struct narmai_epoch {
 #define NARMAI_EAAR 8
 
 int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out);
+int narmai_epoch_members(struct narmai_epoch *e, int n);
 int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Request *request);
 /* Advance every epoch of the window (the engine's step 2). */
 void narmai_epoch_progress(struct narmai_win *w);

@@ -13,16 +13,21 @@
  */
 #include "core/epoch.h"
 
+/* The group is translated first, so a bad group leaves the epoch queue as it was. */
 static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int assert,
                             struct narmai_epoch **out)
 {
-    struct narmai_epoch *e;
-    int n, rc = narmai_epoch_open(w, type, &e);
+    const int *ranks = NULL;
+    int n, rc = narmai_group_ranks(w, group, &ranks, &n);
     if (rc) return rc;
-    if ((rc = narmai_group_ranks(w, group, e->ranks, &n))) {
+    struct narmai_epoch *e;
+    if ((rc = narmai_epoch_open(w, type, &e))) return rc;
+    if ((rc = narmai_epoch_members(e, n))) {
         narmai_epoch_free(w, e);
         return rc;
     }
+    for (int i = 0; i < n; i++)
+        e->ranks[i] = ranks[i];
     e->n = n;
     e->assert = assert;
     *out = e;

@@ -141,6 +141,16 @@ void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64
 int narmai_notify_start(struct narmai_request *r);
 void narmai_notify_withdraw(struct narmai_request *r);
 
+/* ---- groups of post and start (group.c) ---- */
+enum { NARMAI_GROUP_CACHE = 4 }; /* translations remembered per window */
+struct narmai_group_entry {
+    MPI_Group key;  /* the program's handle (MPI may reuse it once the group is freed) */
+    MPI_Group copy; /* ours, same members in the same order; MPI_GROUP_NULL: entry unused */
+    int n;          /* members */
+    int *ranks;     /* their window ranks */
+    uint64_t used;  /* last use, for replacement */
+};
+
 /* ---- windows ---- */
 #define NARMAI_WIN_MAGIC 0x6e61726d6177696eull /* "narmawin" */
 
@@ -181,6 +191,10 @@ struct narmai_win {
     int pulled;               /* such a put was issued since the last unlock_all's flush */
     struct narmai_uq uq;
     struct narmai_epoch *free_epochs; /* recycled epoch objects */
+
+    /* group translations of post and start (group.c) */
+    struct narmai_group_entry gcache[NARMAI_GROUP_CACHE];
+    uint64_t gcache_clock;
 };
 
 static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == NARMAI_WIN_MAGIC; }
@@ -195,8 +209,12 @@ void narmai_progress_on(struct narmai_win *w);
 int narmai_epoch_free_check(struct narmai_win *w);
 void narmai_epoch_drop_all(struct narmai_win *w);
 
-/* Translate the members of an MPI group into window ranks (malloc'd array). */
-int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int *ranks, int *n);
+/* The members of an MPI group as window ranks (group.c): *ranks stays valid until the next
+ * call on the window. Errors: NARMA_ERR_ARG (MPI_GROUP_NULL), NARMA_ERR_RANK (larger than the
+ * window, or a member outside it), NARMA_ERR_MPI, NARMA_ERR_NO_MEM. */
+int narmai_group_ranks(struct narmai_win *w, MPI_Group g, const int **ranks, int *n);
+void narmai_group_cache_init(struct narmai_win *w);
+void narmai_group_cache_free(struct narmai_win *w);
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w);
 /* r (ACTIVE) completes when the transport says ticket toward target is done (notify.c). */

@@ -14,6 +14,7 @@ static void win_release(struct narmai_win *w)
     free(w->acc_member);
     free(w->a_req);
     free(w->e_open);
+    narmai_group_cache_free(w);
     free(w->iota);
     if (w->group != MPI_GROUP_NULL) MPI_Group_free(&w->group);
     narmai_uq_destroy(&w->uq);
@@ -152,6 +153,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->t.shared_win = MPI_WIN_NULL;
     w->t.pull_min = -1;
     w->group = MPI_GROUP_NULL;
+    narmai_group_cache_init(w);
     narmau_dlist_init(&w->active_reqs);
     narmau_dlist_init(&w->pull_reqs);
     narmau_dlist_init(&w->epochs);
@@ -369,22 +371,4 @@ int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
         return NARMAU_ERR(NARMA_ERR_KEYVAL, "predefined attributes cannot be deleted");
     int rc = MPI_Win_delete_attr(win->t.attr_win, keyval);
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
-}
-
-/* Translate the members of g into window ranks, written to ranks[] (capacity
- * w->t.size: a valid group has no more members than the window). */
-int narmai_group_ranks(struct narmai_win *w, MPI_Group g, int *ranks, int *n)
-{
-    int gs;
-    if (g == MPI_GROUP_NULL) return NARMAU_ERR(NARMA_ERR_ARG, "MPI_GROUP_NULL");
-    NARMAU_MPI(MPI_Group_size(g, &gs));
-    if (gs > w->t.size)
-        return NARMAU_ERR(NARMA_ERR_RANK, "group of %d is larger than the window (%d)", gs,
-                          w->t.size);
-    NARMAU_MPI(MPI_Group_translate_ranks(g, gs, w->iota, w->group, ranks));
-    for (int i = 0; i < gs; i++)
-        if (ranks[i] == MPI_UNDEFINED)
-            return NARMAU_ERR(NARMA_ERR_RANK, "group member %d is not in the window", i);
-    *n = gs;
-    return NARMA_SUCCESS;
 }
