@@ -38,6 +38,90 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* ---- cycle counter and instruction counts ------------------------------ */
+
+const char *bench_ticks_source(void)
+{
+#if defined(__x86_64__)
+    return "rdtsc (x86-64 TSC: fixed-rate reference ticks, not core cycles)";
+#elif defined(__aarch64__)
+    return "cntvct_el0 (aarch64 generic timer)";
+#else
+    return "clock_gettime(CLOCK_MONOTONIC) (ns)";
+#endif
+}
+
+double bench_ticks_per_ns(void)
+{
+    static double rate;
+    if (rate > 0) return rate;
+    /* Spin ~20 ms between two pairs of reads: the clocks' own costs vanish in the span. */
+    double t0 = bench_now();
+    uint64_t k0 = bench_ticks_begin();
+    double t1;
+    do
+        t1 = bench_now();
+    while (t1 - t0 < 0.02);
+    uint64_t k1 = bench_ticks_end();
+    rate = (double)(k1 - k0) / (1e9 * (t1 - t0));
+    return rate;
+}
+
+double bench_ticks_granularity(void)
+{
+    uint64_t step = UINT64_MAX;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t a = bench_ticks_begin(), b;
+        do
+            b = bench_ticks_begin();
+        while (b == a);
+        if (b - a < step) step = b - a;
+    }
+    return (double)step;
+}
+
+int bench_instr_on;
+
+enum bench_instr_state bench_instr_init(void)
+{
+#ifdef BENCH_HAVE_CALLGRIND
+    bench_instr_on = RUNNING_ON_VALGRIND ? 1 : 0;
+    return bench_instr_on ? BENCH_INSTR_ON : BENCH_INSTR_NOT_UNDER_VG;
+#else
+    return BENCH_INSTR_NO_HEADER;
+#endif
+}
+
+const char *bench_instr_why_not(enum bench_instr_state s)
+{
+    switch (s) {
+    case BENCH_INSTR_NOT_UNDER_VG:
+        return "not running under valgrind: no instruction counts (scripts/instructions.sh "
+               "runs the benchmark under callgrind)";
+    case BENCH_INSTR_NO_HEADER:
+        return "built without <valgrind/callgrind.h>: no instruction counts (install valgrind "
+               "and rebuild)";
+    default:
+        return NULL;
+    }
+}
+
+void bench_instr_zero(void)
+{
+#ifdef BENCH_HAVE_CALLGRIND
+    if (bench_instr_on) CALLGRIND_ZERO_STATS;
+#endif
+}
+
+void bench_instr_dump(const char *desc)
+{
+#ifdef BENCH_HAVE_CALLGRIND
+    if (bench_instr_on) CALLGRIND_DUMP_STATS_AT(desc);
+#else
+    (void)desc;
+#endif
+}
+
 double bench_median(double *v, size_t n)
 {
     if (n == 0) return NAN;

@@ -22,6 +22,14 @@
 #include <mpi.h>
 #include <narma/narma.h>
 
+/* Instruction counts under callgrind are optional: the build never needs valgrind. */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND 1
+#endif
+#endif
+
 /* ---- fatal errors ------------------------------------------------------ */
 
 /** Print "bench: <where>: <message>" and abort every rank. */
@@ -147,6 +155,87 @@ void bench_minmax(const double *v, size_t n, double *min, double *max);
 double bench_rep_median(const double *x, const double *y, int reps);
 /** max/min over reps of x (the noise of a scheme). */
 double bench_spread(const double *x, int reps);
+
+/* ---- cycle counter ------------------------------------------------------ */
+/*
+ * Ticks for brackets around one call, where clock_gettime (~20 ns a read) would
+ * swamp what it measures: rdtsc on x86-64 (the invariant TSC, a fixed-rate
+ * reference clock, not core cycles), cntvct_el0 on aarch64 (the generic timer,
+ * often only 25-100 MHz), CLOCK_MONOTONIC nanoseconds elsewhere. The fences keep
+ * the call's instructions between the two reads; the bracket's own cost is for
+ * the caller to measure (an empty bracket) and subtract.
+ */
+static inline uint64_t bench_ticks_begin(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    /* lfence: earlier instructions have finished before the read (and later ones start after) */
+    __asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+    return (uint64_t)hi << 32 | lo;
+#elif defined(__aarch64__)
+    uint64_t t;
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(t)::"memory");
+    return t;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+static inline uint64_t bench_ticks_end(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi, aux;
+    /* rdtscp waits for the measured instructions; lfence keeps later ones out */
+    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    (void)aux;
+    return (uint64_t)hi << 32 | lo;
+#elif defined(__aarch64__)
+    uint64_t t;
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(t)::"memory");
+    return t;
+#else
+    return bench_ticks_begin();
+#endif
+}
+
+/** What bench_ticks_* read, for the output header: "rdtsc (x86-64 TSC)", ... */
+const char *bench_ticks_source(void);
+/** Ticks per nanosecond, calibrated once (about 20 ms) against CLOCK_MONOTONIC. */
+double bench_ticks_per_ns(void);
+/** Smallest step between two reads, in ticks (virtual machines may coarsen the TSC). */
+double bench_ticks_granularity(void);
+
+/* ---- instruction counts under callgrind --------------------------------- */
+/*
+ * A benchmark run under `valgrind --tool=callgrind --collect-atstart=no` counts
+ * instructions only between pairs of bench_instr_toggle(), and writes one dump per
+ * bench_instr_dump() whose description names what was counted and how many calls
+ * (scripts/instructions.sh reads them). Without valgrind, or when the build did
+ * not find <valgrind/callgrind.h>, these do nothing.
+ */
+enum bench_instr_state {
+    BENCH_INSTR_ON,           /**< under callgrind: toggles and dumps take effect */
+    BENCH_INSTR_NOT_UNDER_VG, /**< built with the header, not running under valgrind */
+    BENCH_INSTR_NO_HEADER,    /**< built without <valgrind/callgrind.h> */
+};
+/** Whether instruction counting can work in this process (sets what the toggles do). */
+enum bench_instr_state bench_instr_init(void);
+/** One line saying why no instructions are counted (NULL when they are). */
+const char *bench_instr_why_not(enum bench_instr_state s);
+extern int bench_instr_on;
+/** Start or stop counting (callgrind's CALLGRIND_TOGGLE_COLLECT); inline so it brackets closely. */
+static inline void bench_instr_toggle(void)
+{
+#ifdef BENCH_HAVE_CALLGRIND
+    if (bench_instr_on) CALLGRIND_TOGGLE_COLLECT;
+#endif
+}
+/** Forget what was counted so far. */
+void bench_instr_zero(void);
+/** Write what was counted since the last dump or zero into a dump described by desc. */
+void bench_instr_dump(const char *desc);
 
 /* ---- interleaved repetitions ------------------------------------------ */
 

@@ -24,6 +24,16 @@
  * through mpi inside a shm+mpi window when more ranks share a node), and the
  * header says which transport serves the measured pair.
  *
+ * Per-call costs (--no-calls to skip, --call-size N, default 8 B): after the timed
+ * phases, probe rounds of the schemes that have them (pingpong.h, struct pp_meter)
+ * bracket one kind of call at a time with a cycle counter (bench_ticks_*: rdtsc,
+ * cntvct_el0 or clock_gettime), so the timed round trips stay as they were. The
+ * table gives per call kind the median and the mean ticks (empty bracket
+ * subtracted), ns, and the scheme's half round trip beside them. With --instr under
+ * `valgrind --tool=callgrind --collect-atstart=no` the same brackets count
+ * instructions and each block is dumped with the call's name and the number of
+ * calls it made; scripts/instructions.sh runs both and prints Ir per call.
+ *
  * The schemes live in pp_mpi.c, pp_narma.c and pp_shm.c behind the interface
  * in pingpong.h; this file is the driver and the reporting. Options, header,
  * statistics and CSV come from the harness (bench/harness).
@@ -99,7 +109,8 @@ static const struct {
 
 struct options {
     struct bench_common c; /* --reps, --iters, --warmup, --sizes, --schemes, --csv, ... */
-    int bw, costs;
+    int bw, costs, calls, instr;
+    size_t call_size;
     const char *flavor, *node_size;
 };
 
@@ -115,6 +126,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     *o = (struct options){.c = {.iters = 10000, .warmup = -1, .reps = 7, .timeout = 120},
                           .bw = 1,
                           .costs = 1,
+                          .calls = 1,
+                          .call_size = 8,
                           .flavor = "allocate"};
     for (int s = 0; s < S_COUNT; s++)
         scheme_names[s] = schemes[s]->name;
@@ -125,6 +138,11 @@ static int parse_options(int argc, char **argv, struct options *o)
          "set NARMA_NODE_SIZE=X for the library (ranks per pretend node)"},
         {"no-bw", BENCH_OPT_UNFLAG, &o->bw, 0, "skip the streaming bandwidth and rate tables"},
         {"no-costs", BENCH_OPT_UNFLAG, &o->costs, 0, "skip the cost-model figures"},
+        {"no-calls", BENCH_OPT_UNFLAG, &o->calls, 0, "skip the per-call costs (ticks per call)"},
+        {"call-size", BENCH_OPT_SIZE, &o->call_size, 0,
+         "message size of the per-call costs (default 8)"},
+        {"instr", BENCH_OPT_FLAG, &o->instr, 0,
+         "count instructions per call under callgrind (see scripts/instructions.sh)"},
     };
     const struct bench_spec spec = {
         .prog = BENCH,
@@ -142,6 +160,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     };
     int rc = bench_parse(argc, argv, &spec, &o->c);
     if (rc == 0 && o->c.quick) o->costs = 0;
+    if (rc == 0 && o->instr) o->calls = 1; /* instructions are counted in the per-call blocks */
     int f = 0;
     while (f < PP_NFLAVORS && strcmp(o->flavor, pp_flavor_names[f]))
         f++;
@@ -313,6 +332,165 @@ static void run_phase(const struct options *o, const struct pp_env *env, struct 
     free(ph.samples);
 }
 
+/* ---- per-call costs ---------------------------------------------------- */
+
+/* The calls measured on their own, indexed by enum pp_call (pingpong.h), each in the
+ * probe rounds of one scheme; PP_CALL_BRACKET is the driver's empty bracket. */
+static const struct {
+    int scheme; /* -1: none */
+    const char *name;
+} call_kinds[PP_NCALLS] = {
+    [PP_CALL_BRACKET] = {-1, "empty_bracket"},
+    [PP_CALL_PUT_NOTIFY] = {S_NARMA_NOTIFY, "NARMA_Put_notify"},
+    [PP_CALL_FLUSH] = {S_NARMA_NOTIFY, "NARMA_Win_flush"},
+    [PP_CALL_RECEIVE] = {S_NARMA_NOTIFY, "NARMA_Start+NARMA_Test"},
+    [PP_CALL_PSTART] = {S_NARMA_NOTIFY_PERSISTENT, "NARMA_Start(put)"},
+    [PP_CALL_PWAIT] = {S_NARMA_NOTIFY_PERSISTENT, "NARMA_Wait(put)"},
+    [PP_CALL_POST] = {S_NARMA_PSCW, "NARMA_Win_post"},
+    [PP_CALL_START] = {S_NARMA_PSCW, "NARMA_Win_start"},
+    [PP_CALL_MPI_SEND] = {S_MPI_SENDRECV, "MPI_Send"},
+    [PP_CALL_MPI_RECV] = {S_MPI_SENDRECV, "MPI_Recv"},
+    [PP_CALL_MPI_PUT_FLUSH] = {S_MPI_FLUSH_FLAG, "MPI_Put+MPI_Win_flush"},
+    [PP_CALL_MPI_POST] = {S_MPI_PSCW, "MPI_Win_post"},
+    [PP_CALL_MPI_START] = {S_MPI_PSCW, "MPI_Win_start"},
+};
+
+#define CALL_TAG 78 /* the server's samples to the client */
+
+struct calls {
+    size_t size;
+    int reps;
+    long per_block;                  /* probe rounds (or empty brackets) per block */
+    double *ticks;                   /* [call][rep]: block median over both ranks' calls */
+    double *mean;                    /* [call][rep]: their mean, the slowest 1 % left out */
+    long counted[PP_NCALLS];         /* bracketed calls per block, both ranks */
+    long misses[PP_NCALLS];          /* over the run, both ranks */
+    enum bench_status st[PP_NCALLS]; /* per call kind */
+};
+
+struct call_phase {
+    const struct pp_env *env;
+    struct pp_inst *inst;
+    struct calls *res;
+    struct pp_meter m;
+    uint64_t *all; /* both ranks' ticks of a block (client) */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* One block: warm-up probe rounds, then per_block rounds with call c bracketed (under
+ * callgrind: counted, then dumped with a description naming the call and how many).
+ * Returns the median ticks per call over both ranks' calls (client; NaN on the server). */
+static double call_block(void *ctx, int c, int z, int rep, int *bad)
+{
+    struct call_phase *cp = ctx;
+    struct calls *res = cp->res;
+    const struct pp_env *env = cp->env;
+    struct pp_meter *m = &cp->m;
+    long n = res->per_block;
+    (void)z;
+    *bad = 0;
+    m->n = 0;
+    m->misses = 0;
+    if (c == PP_CALL_BRACKET) {
+        m->call = PP_CALL_BRACKET;
+        bench_instr_zero();
+        for (long i = 0; i < n; i++) {
+            uint64_t t = pp_meter_begin(m, PP_CALL_BRACKET);
+            pp_meter_end(m, PP_CALL_BRACKET, t);
+        }
+    } else {
+        const struct pp_scheme *s = schemes[call_kinds[c].scheme];
+        struct pp_inst *inst = &cp->inst[call_kinds[c].scheme];
+        if (s->place) s->place(inst, res->size);
+        m->call = PP_CALL_NONE;
+        for (long i = 0; i < n / 10 + 1; i++)
+            s->probe(inst, res->size, m);
+        m->call = (enum pp_call)c;
+        bench_instr_zero();
+        for (long i = 0; i < n; i++)
+            s->probe(inst, res->size, m);
+    }
+    char desc[192];
+    snprintf(desc, sizeof desc, "pingpong-calls call=%s size=%zu rank=%d rep=%d calls=%ld",
+             call_kinds[c].name, res->size, env->rank, rep, m->n);
+    bench_instr_dump(desc);
+
+    long hdr[2] = {m->n, m->misses};
+    if (env->rank == PP_SERVER) {
+        MPI_CHECK(MPI_Send(hdr, 2, MPI_LONG, env->peer, CALL_TAG, env->comm));
+        MPI_CHECK(MPI_Send(m->ticks, (int)m->n, MPI_UINT64_T, env->peer, CALL_TAG, env->comm));
+        return NAN;
+    }
+    long peer[2];
+    MPI_CHECK(MPI_Recv(peer, 2, MPI_LONG, env->peer, CALL_TAG, env->comm, MPI_STATUS_IGNORE));
+    memcpy(cp->all, m->ticks, (size_t)m->n * sizeof *m->ticks);
+    MPI_CHECK(MPI_Recv(cp->all + m->n, (int)peer[0], MPI_UINT64_T, env->peer, CALL_TAG, env->comm,
+                       MPI_STATUS_IGNORE));
+    long total = m->n + peer[0];
+    res->counted[c] = total;
+    res->misses[c] += m->misses + peer[1];
+    if (total == 0) return NAN;
+    qsort(cp->all, (size_t)total, sizeof *cp->all, cmp_u64);
+    /* The mean sees through a coarse counter (readings of a call that takes less than a step
+     * are 0 or 1 step, in proportion); the slowest 1 % (interrupts, preemption) stay out. */
+    long kept = total - total / 100;
+    double sum = 0;
+    for (long i = 0; i < kept; i++)
+        sum += (double)cp->all[i];
+    res->mean[(size_t)c * res->reps + rep] = sum / (double)kept;
+    return total % 2 ? (double)cp->all[total / 2]
+                     : 0.5 * ((double)cp->all[total / 2 - 1] + (double)cp->all[total / 2]);
+}
+
+/* The per-call phase: every call kind whose scheme is ready, one block a repetition,
+ * interleaved (order rotated per repetition) as the other phases. */
+static void run_calls(const struct options *o, const struct pp_env *env, struct pp_inst *inst,
+                      enum bench_status *st, struct calls *res)
+{
+    static const char *names[PP_NCALLS];
+    res->size = o->call_size;
+    res->reps = o->c.reps;
+    res->per_block = o->c.iters < 2000 ? o->c.iters : 2000;
+    for (int c = 0; c < PP_NCALLS; c++) {
+        names[c] = call_kinds[c].name;
+        int s = call_kinds[c].scheme;
+        res->st[c] = s < 0                                       ? BENCH_READY
+                     : st[s] == BENCH_READY && schemes[s]->probe ? BENCH_READY
+                                                                 : BENCH_OFF;
+        res->counted[c] = res->misses[c] = 0;
+    }
+    struct call_phase cp = {.env = env, .inst = inst, .res = res};
+    cp.m.cap = res->per_block;
+    cp.m.ticks = malloc((size_t)res->per_block * sizeof *cp.m.ticks);
+    cp.all = malloc(2 * (size_t)res->per_block * sizeof *cp.all);
+    if (!cp.m.ticks || !cp.all) bench_die(BENCH_HERE, "out of memory");
+    res->ticks = malloc(2 * (size_t)PP_NCALLS * res->reps * sizeof *res->ticks);
+    if (!res->ticks) bench_die(BENCH_HERE, "out of memory");
+    res->mean = res->ticks + (size_t)PP_NCALLS * res->reps;
+    for (int i = 0; i < 2 * PP_NCALLS * res->reps; i++)
+        res->ticks[i] = NAN;
+    const struct bench_run run = {.prog = BENCH,
+                                  .what = "per-call",
+                                  .names = names,
+                                  .nschemes = PP_NCALLS,
+                                  .sizes = NULL,
+                                  .nsizes = 1,
+                                  .reps = res->reps,
+                                  .timeout = o->c.timeout,
+                                  .comm = env->comm};
+    bench_interleave(&run, res->st, call_block, &cp, res->ticks);
+    for (int c = 0; c < PP_NCALLS; c++)
+        if (res->st[c] == BENCH_FAILED && call_kinds[c].scheme >= 0)
+            st[call_kinds[c].scheme] = BENCH_FAILED;
+    free(cp.m.ticks);
+    free(cp.all);
+}
+
 /* ---- reporting (client only) ------------------------------------------- */
 
 static double rep_median(const struct results *r, const double *x, const double *y)
@@ -471,6 +649,62 @@ static int size_index(const struct options *o, size_t size)
     return -1;
 }
 
+/* Median over repetitions of (call c's block value - the empty bracket's, same repetition);
+ * v is res->ticks (block medians) or res->mean. */
+static double call_ticks(const struct calls *res, const double *v, int c)
+{
+    double *d = malloc((size_t)res->reps * sizeof *d);
+    if (!d) bench_die(BENCH_HERE, "out of memory");
+    const double *x = v + (size_t)c * res->reps, *b = v + (size_t)PP_CALL_BRACKET * res->reps;
+    for (int r = 0; r < res->reps; r++)
+        d[r] = x[r] - b[r];
+    double m = bench_rep_median(d, NULL, res->reps);
+    free(d);
+    return m;
+}
+
+static void print_calls(const struct options *o, const struct results *r,
+                        const enum bench_status *st, const struct calls *res)
+{
+    double rate = bench_ticks_per_ns();
+    double bracket =
+        bench_rep_median(res->ticks + (size_t)PP_CALL_BRACKET * res->reps, NULL, res->reps);
+    double bracket_mean =
+        bench_rep_median(res->mean + (size_t)PP_CALL_BRACKET * res->reps, NULL, res->reps);
+    int z = size_index(o, res->size);
+    printf("\n# Per-call cost at %zu B: probe rounds apart from the timed ones (a 0-byte MPI "
+           "token follows each message, so the receiving call finds it there); %ld calls a rank "
+           "per block; median over %d repetitions of the block median (ticks) and mean without "
+           "the slowest 1 %% (mean, ns) of both ranks' calls, less the empty bracket's\n",
+           res->size, res->per_block, res->reps);
+    printf("# counter: %s, %.3f ticks/ns, steps of %.0f ticks; empty bracket %.1f ticks, mean "
+           "%.1f (subtracted); half_rt_us: the scheme's half round trip at this size (latency "
+           "table)\n",
+           bench_ticks_source(), rate, bench_ticks_granularity(), bracket, bracket_mean);
+    printf("# %-24s %-24s %10s %10s %10s %10s %8s %8s\n", "call", "scheme", "half_rt_us", "ticks",
+           "mean", "ns", "calls", "missed");
+    for (int c = PP_CALL_BRACKET + 1; c < PP_NCALLS; c++) {
+        if (res->st[c] == BENCH_OFF) continue;
+        int s = call_kinds[c].scheme;
+        int ok = res->st[c] == BENCH_READY;
+        double rt = z >= 0 ? rep_median(r, at(r, r->lat, s, z, 0), NULL) : NAN;
+        double v = ok ? call_ticks(res, res->ticks, c) : NAN;
+        double m = ok ? call_ticks(res, res->mean, c) : NAN;
+        char b1[32], b2[32], b3[32], b4[32];
+        printf("  %-24s %-24s %10s %10s %10s %10s %8ld %8ld\n", call_kinds[c].name,
+               schemes[s]->name, cell(st[s], rt, b1, sizeof b1), cell(res->st[c], v, b2, sizeof b2),
+               cell(res->st[c], m, b3, sizeof b3), cell(res->st[c], m / rate, b4, sizeof b4),
+               res->counted[c], res->misses[c]);
+        if (ok) {
+            bench_csv_row("calls", call_kinds[c].name, res->size, "ticks", v);
+            bench_csv_row("calls", call_kinds[c].name, res->size, "ticks_mean", m);
+            bench_csv_row("calls", call_kinds[c].name, res->size, "ns", m / rate);
+        }
+    }
+    bench_csv_row("calls", "empty_bracket", res->size, "ticks", bracket);
+    bench_csv_row("calls", "empty_bracket", res->size, "ticks_mean", bracket_mean);
+}
+
 static void print_summary(const struct options *o, const struct results *r,
                           const enum bench_status *st, int failed)
 {
@@ -509,7 +743,8 @@ static double clock_cost_ns(void)
 }
 
 static void print_header(const struct options *o, const struct pp_env *env, int world,
-                         const char *transport, const enum bench_status *st)
+                         const char *transport, const enum bench_status *st,
+                         enum bench_instr_state instr)
 {
     bench_print_header("narma pingpong: half round-trip latency, streaming bandwidth and rate, "
                        "interleaved",
@@ -531,6 +766,15 @@ static void print_header(const struct options *o, const struct pp_env *env, int 
            "when a block has >= 8000, else of 1\n",
            clock_cost_ns(), batch_for(8000));
     printf("# the receiver reads the first and last byte of every message (pp_consume)\n");
+    if (o->calls)
+        printf("# per-call costs  : %zu B, counter %s\n", o->call_size, bench_ticks_source());
+    if (o->instr) {
+        const char *why = bench_instr_why_not(instr);
+        printf("# instructions    : %s\n",
+               why ? why
+                   : "counted under callgrind in the per-call blocks only, one dump a block "
+                     "(scripts/instructions.sh reads them)");
+    }
     printf("# bandwidth and rate: windows of %d messages, one flush/synchronisation + ack per "
            "window\n",
            PP_WINDOW);
@@ -573,6 +817,7 @@ int main(int argc, char **argv)
         env.peer = 1 - world_rank;
         for (int z = 0; z < o.c.nsizes; z++)
             if (o.c.sizes[z] > env.max_size) env.max_size = o.c.sizes[z];
+        if (o.calls && o.call_size > env.max_size) env.max_size = o.call_size;
         MPI_Comm shm;
         int nshm;
         MPI_CHECK(MPI_Comm_split_type(env.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm));
@@ -595,7 +840,8 @@ int main(int argc, char **argv)
         bench_watchdog(o.c.timeout, BENCH, "setup", "narma transport query", 0, -1);
         pp_narma_transport(&env, transport, sizeof transport);
         alarm(0);
-        print_header(&o, &env, world_size, transport, st);
+        enum bench_instr_state instr = o.instr ? bench_instr_init() : BENCH_INSTR_NOT_UNDER_VG;
+        print_header(&o, &env, world_size, transport, st, instr);
 
         struct results res = {.nsizes = o.c.nsizes, .reps = o.c.reps};
         size_t cells = (size_t)S_COUNT * o.c.nsizes * o.c.reps;
@@ -611,6 +857,9 @@ int main(int argc, char **argv)
         double t1 = bench_now();
         if (o.bw) run_phase(&o, &env, inst, st, &res, &block, 1);
         double t2 = bench_now();
+        struct calls calls = {.ticks = NULL};
+        if (o.calls) run_calls(&o, &env, inst, st, &calls);
+        double t3 = bench_now();
         struct pp_costs costs;
         if (o.costs) {
             bench_watchdog(o.c.timeout, BENCH, "cost model", "narma_notify", 8, -1);
@@ -646,8 +895,10 @@ int main(int argc, char **argv)
                 print_bw_ratio(&o, &res, st);
                 print_rate(&o, &res, st);
             }
+            if (o.calls) print_calls(&o, &res, st, &calls);
             if (o.costs) print_costs(&costs);
-            printf("\n# run time: latency %.1f s, bandwidth %.1f s\n", t1 - t0, t2 - t1);
+            printf("\n# run time: latency %.1f s, bandwidth %.1f s, per-call %.1f s\n", t1 - t0,
+                   t2 - t1, t3 - t2);
             print_summary(&o, &res, st, failed);
             fflush(stdout);
         }
@@ -657,6 +908,7 @@ int main(int argc, char **argv)
         bench_csv_close();
         free(res.lat);
         free(res.bw);
+        free(calls.ticks);
         if (env.shm_comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_free(&env.shm_comm));
         MPI_CHECK(MPI_Comm_free(&env.comm));
     }

@@ -23,6 +23,8 @@
 
 #include <mpi.h>
 
+#include "harness.h"
+
 #define PP_CLIENT 0
 #define PP_SERVER 1
 /** Messages per synchronisation in the bandwidth test (OSU's window size). */
@@ -59,6 +61,78 @@ static inline void pp_consume(const unsigned char *buf, size_t size)
     pp_sink += buf[0] + buf[size - 1];
 }
 
+/*
+ * Per-call costs. A scheme's probe() makes one round trip like round(), with two
+ * differences: a 0-byte MPI token follows every message (pp_token_send), and
+ * whoever receives takes the token (pp_token_recv) before its receiving call, so
+ * that call finds the message there and measures its work, not the wait; and the
+ * calls of interest are bracketed with pp_meter_begin/end. Only the call
+ * m->call is measured in a block (the others run unbracketed), so under
+ * callgrind a block's dump holds the instructions of that one kind of call.
+ * Probe rounds are never timed as round trips: the latency tables stay
+ * undisturbed.
+ */
+enum pp_call {
+    PP_CALL_NONE = -1,     /**< a warm-up block: nothing bracketed */
+    PP_CALL_BRACKET,       /**< an empty bracket: the cost of measuring */
+    PP_CALL_PUT_NOTIFY,    /**< NARMA_Put_notify (narma_notify) */
+    PP_CALL_FLUSH,         /**< NARMA_Win_flush after it */
+    PP_CALL_RECEIVE,       /**< NARMA_Start + NARMA_Test of the notification request */
+    PP_CALL_PSTART,        /**< NARMA_Start of a persistent notified put */
+    PP_CALL_PWAIT,         /**< NARMA_Wait of that put (local completion) */
+    PP_CALL_POST,          /**< NARMA_Win_post */
+    PP_CALL_START,         /**< NARMA_Win_start */
+    PP_CALL_MPI_SEND,      /**< MPI_Send (mpi_sendrecv) */
+    PP_CALL_MPI_RECV,      /**< MPI_Recv of an arrived message */
+    PP_CALL_MPI_PUT_FLUSH, /**< MPI_Put + MPI_Win_flush of the data (mpi_flush_flag) */
+    PP_CALL_MPI_POST,      /**< MPI_Win_post */
+    PP_CALL_MPI_START,     /**< MPI_Win_start */
+    PP_NCALLS
+};
+
+/** What one rank records in a probe block. */
+struct pp_meter {
+    enum pp_call call; /**< the kind bracketed in this block */
+    uint64_t *ticks;   /**< bench_ticks of each bracketed call */
+    long n, cap;
+    long misses; /**< receiving calls that did not find the message (finished by a wait) */
+};
+
+/** Open the bracket of call c if it is the kind measured (returns the start tick). */
+static inline uint64_t pp_meter_begin(const struct pp_meter *m, enum pp_call c)
+{
+    if (m->call != c) return 0;
+    uint64_t t = bench_ticks_begin();
+    bench_instr_toggle(); /* count from here ... */
+    return t;
+}
+
+static inline void pp_meter_end(struct pp_meter *m, enum pp_call c, uint64_t t0)
+{
+    if (m->call != c) return;
+    bench_instr_toggle(); /* ... to here */
+    uint64_t t = bench_ticks_end();
+    if (m->n < m->cap) m->ticks[m->n++] = t - t0;
+}
+
+/** A receiving call of kind c found nothing: count it once (the bracket is closed already). */
+static inline void pp_meter_miss(struct pp_meter *m, enum pp_call c)
+{
+    if (m->call == c) m->misses++;
+}
+
+#define PP_TAG_TOKEN 77 /* MPI tag of the probe rounds' tokens on env->comm */
+
+static inline void pp_token_send(const struct pp_env *env)
+{
+    MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, env->peer, PP_TAG_TOKEN, env->comm));
+}
+
+static inline void pp_token_recv(const struct pp_env *env)
+{
+    MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, env->peer, PP_TAG_TOKEN, env->comm, MPI_STATUS_IGNORE));
+}
+
 /** A scheme set up on the pair: what the driver needs to see. */
 struct pp_inst {
     unsigned char *sbuf; /**< local source of every message (max_size bytes) */
@@ -80,6 +154,8 @@ struct pp_scheme {
     void (*round)(struct pp_inst *inst, size_t size);
     /** NULL when the scheme takes no part in the bandwidth table. */
     void (*stream)(struct pp_inst *inst, size_t size);
+    /** NULL when none of its calls is measured on its own; see struct pp_meter. */
+    void (*probe)(struct pp_inst *inst, size_t size, struct pp_meter *m);
 };
 
 /* pp_mpi.c: MPI-only schemes. */

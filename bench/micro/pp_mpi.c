@@ -6,6 +6,10 @@
  *   mpi_fence       put between two fences
  *   mpi_flush_flag  lock_all; put data, flush, put a sequence-number flag, flush;
  *                   the peer polls its flag word with MPI_Win_sync
+ *
+ * Probe rounds (per-call costs, pingpong.h), MPI's counterparts of narma's calls:
+ * MPI_Send and MPI_Recv of an arrived message, MPI_Put + MPI_Win_flush of the data,
+ * MPI_Win_post and MPI_Win_start.
  */
 #include <stdlib.h>
 
@@ -118,6 +122,37 @@ static void sendrecv_stream(struct pp_inst *inst, size_t size)
     }
 }
 
+/* The round with tokens: the receiver takes the token (another tag) first, so the data
+ * message, sent before it, is already at the receiving side when MPI_Recv is called. */
+static void sendrecv_probe_send(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    const struct pp_env *env = inst->env;
+    uint64_t t = pp_meter_begin(m, PP_CALL_MPI_SEND);
+    int rc = MPI_Send(inst->sbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm);
+    pp_meter_end(m, PP_CALL_MPI_SEND, t);
+    MPI_CHECK(rc);
+    pp_token_send(env);
+}
+
+static void sendrecv_probe_recv(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    const struct pp_env *env = inst->env;
+    pp_token_recv(env);
+    uint64_t t = pp_meter_begin(m, PP_CALL_MPI_RECV);
+    int rc = MPI_Recv(inst->rbuf, (int)size, MPI_BYTE, env->peer, TAG_DATA, env->comm,
+                      MPI_STATUS_IGNORE);
+    pp_meter_end(m, PP_CALL_MPI_RECV, t);
+    MPI_CHECK(rc);
+    pp_consume(inst->rbuf, size);
+}
+
+static void sendrecv_probe(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    if (inst->env->rank == PP_SERVER) sendrecv_probe_recv(inst, size, m);
+    sendrecv_probe_send(inst, size, m);
+    if (inst->env->rank == PP_CLIENT) sendrecv_probe_recv(inst, size, m);
+}
+
 const struct pp_scheme pp_mpi_sendrecv = {
     .name = "mpi_sendrecv",
     .what = "MPI_Send/MPI_Recv; stream: Isend/Irecv window + 0-byte ack",
@@ -125,6 +160,7 @@ const struct pp_scheme pp_mpi_sendrecv = {
     .teardown = sendrecv_teardown,
     .round = sendrecv_round,
     .stream = sendrecv_stream,
+    .probe = sendrecv_probe,
 };
 
 /* ---- mpi_pscw ---------------------------------------------------------- */
@@ -155,12 +191,53 @@ static void pscw_round(struct pp_inst *inst, size_t size)
     }
 }
 
+/* As narma_pscw's probe: each start is made after the peer's matching post. */
+static void pscw_start_put(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    struct mpi_win_state *st = inst->priv;
+    uint64_t t = pp_meter_begin(m, PP_CALL_MPI_START);
+    int rc = MPI_Win_start(st->peer_group, 0, st->win);
+    pp_meter_end(m, PP_CALL_MPI_START, t);
+    MPI_CHECK(rc);
+    put_data(inst, size);
+    MPI_CHECK(MPI_Win_complete(st->win));
+}
+
+static void pscw_post(struct pp_inst *inst, struct pp_meter *m)
+{
+    struct mpi_win_state *st = inst->priv;
+    uint64_t t = pp_meter_begin(m, PP_CALL_MPI_POST);
+    int rc = MPI_Win_post(st->peer_group, 0, st->win);
+    pp_meter_end(m, PP_CALL_MPI_POST, t);
+    MPI_CHECK(rc);
+    pp_token_send(inst->env);
+}
+
+static void pscw_probe(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    struct mpi_win_state *st = inst->priv;
+    if (inst->env->rank == PP_CLIENT) {
+        pp_token_recv(inst->env);
+        pscw_start_put(inst, size, m);
+        pscw_post(inst, m);
+        MPI_CHECK(MPI_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
+    } else {
+        pscw_post(inst, m);
+        MPI_CHECK(MPI_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
+        pp_token_recv(inst->env);
+        pscw_start_put(inst, size, m);
+    }
+}
+
 const struct pp_scheme pp_mpi_pscw = {
     .name = "mpi_pscw",
     .what = "MPI_Win_start/Put/complete, MPI_Win_post/wait (paper's listing)",
     .setup = win_only_setup,
     .teardown = win_teardown,
     .round = pscw_round,
+    .probe = pscw_probe,
 };
 
 /* ---- mpi_fence --------------------------------------------------------- */
@@ -273,6 +350,30 @@ static void flush_flag_stream(struct pp_inst *inst, size_t size)
     }
 }
 
+/* The round, with the data's put + flush bracketed (nothing waits there: no token needed). */
+static void flush_flag_probe(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    struct mpi_win_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    uint64_t seq = ++st->seq;
+    if (env->rank == PP_SERVER) {
+        wait_flag(st, seq);
+        pp_consume(inst->rbuf, size);
+    }
+    uint64_t t = pp_meter_begin(m, PP_CALL_MPI_PUT_FLUSH);
+    int rc =
+        MPI_Put(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                (MPI_Aint)pp_rx_offset(env->peer, env->max_size), (int)size, MPI_BYTE, st->win);
+    if (rc == MPI_SUCCESS) rc = MPI_Win_flush(env->peer, st->win);
+    pp_meter_end(m, PP_CALL_MPI_PUT_FLUSH, t);
+    MPI_CHECK(rc);
+    put_flag(st, env, seq);
+    if (env->rank == PP_CLIENT) {
+        wait_flag(st, seq);
+        pp_consume(inst->rbuf, size);
+    }
+}
+
 const struct pp_scheme pp_mpi_flush_flag = {
     .name = "mpi_flush_flag",
     .what = "MPI lock_all; Put data + flush + Put flag + flush; peer polls flag with MPI_Win_sync",
@@ -280,4 +381,5 @@ const struct pp_scheme pp_mpi_flush_flag = {
     .teardown = flush_flag_teardown,
     .round = flush_flag_round,
     .stream = flush_flag_stream,
+    .probe = flush_flag_probe,
 };

@@ -14,6 +14,11 @@
  * (NARMA_Win_create_dynamic + NARMA_Win_attach of a malloc'ed buffer; the peer's
  * base address, from MPI_Get_address, is exchanged once and added to every target
  * displacement). Only <narma/narma.h> is used.
+ *
+ * Probe rounds (per-call costs, pingpong.h): narma_notify brackets NARMA_Put_notify,
+ * NARMA_Win_flush and the receiving NARMA_Start + NARMA_Test; narma_notify_persistent
+ * the persistent put's NARMA_Start and NARMA_Wait; narma_pscw NARMA_Win_post and
+ * NARMA_Win_start.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -202,12 +207,54 @@ static void pscw_round(struct pp_inst *inst, size_t size)
     }
 }
 
+/* The round with tokens: each start is made after the peer's matching post (the token
+ * says so), so NARMA_Win_start measures its work rather than a wait for the post. */
+static void pscw_start_put(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    struct narma_state *st = inst->priv;
+    uint64_t t = pp_meter_begin(m, PP_CALL_START);
+    int rc = NARMA_Win_start(st->peer_group, 0, st->win);
+    pp_meter_end(m, PP_CALL_START, t);
+    NARMA_CHECK(rc);
+    put_data(inst, size);
+    NARMA_CHECK(NARMA_Win_complete(st->win));
+}
+
+static void pscw_post(struct pp_inst *inst, struct pp_meter *m)
+{
+    struct narma_state *st = inst->priv;
+    uint64_t t = pp_meter_begin(m, PP_CALL_POST);
+    int rc = NARMA_Win_post(st->peer_group, 0, st->win);
+    pp_meter_end(m, PP_CALL_POST, t);
+    NARMA_CHECK(rc);
+    pp_token_send(inst->env);
+}
+
+static void pscw_probe(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    struct narma_state *st = inst->priv;
+    if (inst->env->rank == PP_CLIENT) {
+        pp_token_recv(inst->env);
+        pscw_start_put(inst, size, m);
+        pscw_post(inst, m);
+        NARMA_CHECK(NARMA_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
+    } else {
+        pscw_post(inst, m);
+        NARMA_CHECK(NARMA_Win_wait(st->win));
+        pp_consume(inst->rbuf, size);
+        pp_token_recv(inst->env);
+        pscw_start_put(inst, size, m);
+    }
+}
+
 const struct pp_scheme pp_narma_pscw = {
     .name = "narma_pscw",
     .what = "NARMA_Win_start/Put/complete, NARMA_Win_post/wait",
     .setup = win_only_setup,
     .teardown = win_teardown,
     .round = pscw_round,
+    .probe = pscw_probe,
 };
 
 /* ---- narma_fence ------------------------------------------------------- */
@@ -374,6 +421,50 @@ static void notify_stream(struct pp_inst *inst, size_t size)
     }
 }
 
+/* The receiving call of a probe round: the token says the notification is there, so
+ * Start + Test measures matching it; a Test that finds nothing is counted and a Wait
+ * (outside the bracket) finishes the request. */
+static void probe_receive(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    struct narma_state *st = inst->priv;
+    int flag = 0;
+    pp_token_recv(inst->env);
+    uint64_t t = pp_meter_begin(m, PP_CALL_RECEIVE);
+    int rc = NARMA_Start(&st->pingpong);
+    if (rc == NARMA_SUCCESS) rc = NARMA_Test(&st->pingpong, &flag, MPI_STATUS_IGNORE);
+    pp_meter_end(m, PP_CALL_RECEIVE, t);
+    NARMA_CHECK(rc);
+    if (!flag) {
+        pp_meter_miss(m, PP_CALL_RECEIVE);
+        NARMA_CHECK(NARMA_Wait(&st->pingpong, MPI_STATUS_IGNORE));
+    }
+    pp_consume(inst->rbuf, size);
+}
+
+static void notify_probe_send(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    uint64_t t = pp_meter_begin(m, PP_CALL_PUT_NOTIFY);
+    int rc = NARMA_Put_notify(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                              st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                              (int)size, MPI_BYTE, st->win, TAG_PINGPONG);
+    pp_meter_end(m, PP_CALL_PUT_NOTIFY, t);
+    NARMA_CHECK(rc);
+    t = pp_meter_begin(m, PP_CALL_FLUSH);
+    rc = NARMA_Win_flush(env->peer, st->win);
+    pp_meter_end(m, PP_CALL_FLUSH, t);
+    NARMA_CHECK(rc);
+    pp_token_send(env);
+}
+
+static void notify_probe(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    if (inst->env->rank == PP_SERVER) probe_receive(inst, size, m);
+    notify_probe_send(inst, size, m);
+    if (inst->env->rank == PP_CLIENT) probe_receive(inst, size, m);
+}
+
 static int notify_setup(const struct pp_env *env, struct pp_inst *inst)
 {
     return notify_setup_flavor(env, inst, pp_flavor, 0);
@@ -386,6 +477,7 @@ const struct pp_scheme pp_narma_notify = {
     .teardown = notify_teardown,
     .round = notify_round,
     .stream = notify_stream,
+    .probe = notify_probe,
 };
 
 /* The same under MPI's completion rules (window info narma_notify_completion=flush): the
@@ -462,6 +554,27 @@ static void persistent_stream(struct pp_inst *inst, size_t size)
     }
 }
 
+static void persistent_probe_send(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    NARMA_Request *put = persistent_put(inst, size);
+    uint64_t t = pp_meter_begin(m, PP_CALL_PSTART);
+    int rc = NARMA_Start(put);
+    pp_meter_end(m, PP_CALL_PSTART, t);
+    NARMA_CHECK(rc);
+    t = pp_meter_begin(m, PP_CALL_PWAIT);
+    rc = NARMA_Wait(put, MPI_STATUS_IGNORE);
+    pp_meter_end(m, PP_CALL_PWAIT, t);
+    NARMA_CHECK(rc);
+    pp_token_send(inst->env);
+}
+
+static void persistent_probe(struct pp_inst *inst, size_t size, struct pp_meter *m)
+{
+    if (inst->env->rank == PP_SERVER) probe_receive(inst, size, m);
+    persistent_probe_send(inst, size, m);
+    if (inst->env->rank == PP_CLIENT) probe_receive(inst, size, m);
+}
+
 static int persistent_setup(const struct pp_env *env, struct pp_inst *inst)
 {
     int rc = notify_setup_flavor(env, inst, pp_flavor, 0);
@@ -490,6 +603,7 @@ const struct pp_scheme pp_narma_notify_persistent = {
     .teardown = persistent_teardown,
     .round = persistent_round,
     .stream = persistent_stream,
+    .probe = persistent_probe,
 };
 
 /* The same on a window of a fixed flavor whatever --flavor says, so that one run
