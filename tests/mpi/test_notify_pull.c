@@ -159,9 +159,11 @@ static void run(const char *pull_min, const char *info_min, size_t threshold, in
         wait_note(win, prev, TAG_W);
         const int pulled = diff_at(mem, n, prev, 2000) < 0;
         const int copied = diff_at(mem, n, prev, 1000) < 0;
-        const int expect_pull = prev_shm && threshold > 0 && cma && !fail;
+        /* With every read failing, whether the origin already learnt it (then it copies in
+         * the call) depends on who got to an earlier put first: either outcome is right. */
+        const int expect_pull = prev_shm && threshold > 0 && cma;
         CHECK(pulled || copied, "neither the old nor the new bytes arrived");
-        CHECK(pulled == expect_pull,
+        CHECK(fail || pulled == expect_pull,
               "from rank %d (transport %s, NARMA_SHM_PULL_MIN=%s, info %s, readable %d): %s, "
               "expected %s",
               prev, name, pull_min ? pull_min : "(default)", info_min ? info_min : "-", cma,
