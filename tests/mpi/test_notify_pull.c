@@ -1,10 +1,10 @@
 /* narma-test: np=2,3,4 transports=shm,mpi timeout=120 */
 /*
  * Large request-based notified puts (Rput_notify and persistent starts) whose
- * data the target pulls on shm (NARMA_SHM_PULL_MIN, docs/design.md "Pulled
- * puts"). Each rank puts to the next one (a ring) and receives from the
- * previous one. Windows are created under NARMA_SHM_PULL_MIN = default, 1
- * (every size pulled) and 0 (never).
+ * data the target pulls on shm when asked (window info narma_pull_min,
+ * NARMA_SHM_PULL_MIN; docs/design.md "Pulled puts"). Each rank puts to the
+ * next one (a ring) and receives from the previous one. Windows are created
+ * under several settings (below, main).
  *   - a stream of sizes around the threshold: the origin refills its buffer as
  *     soon as its request completes, the target checks every byte at the
  *     notification (completion means the data was taken);
@@ -28,9 +28,9 @@
  *   - a started persistent put freed in flight, then a flush: data there;
  *   - the window freed with a pulled put in flight whose request is waited
  *     after the free;
- *   - window info narma_pull_min (per window) against the environment
- *     (per process: NARMA_SHM_PULL_MIN=0 opts the process out), and a bad
- *     value refused on every rank;
+ *   - nothing pulled by default; window info narma_pull_min (per window)
+ *     over the environment (NARMA_SHM_PULL_MIN), and a bad value refused on
+ *     every rank;
  *   - NARMA_TEST_PULL_FAIL=1: every read fails (REFUSED): the origins copy,
  *     nothing hangs, every byte checked, later puts copied in the call.
  */
@@ -352,13 +352,14 @@ int main(int argc, char **argv)
     next = (rank + 1) % size;
     prev = (rank + size - 1) % size;
     test_phase("setup");
-    run(NULL, NULL, 65536, 0);
+    run(NULL, NULL, 0, 0); /* by default nothing is pulled */
+    run("65536", NULL, 65536, 0);
     run("1", NULL, 1, 0);
     run("0", NULL, 0, 0);
-    run("0", "1", 0, 0);  /* the process opted out: nobody pulls, whatever the info */
-    run(NULL, "0", 0, 0); /* this window never pulls */
+    run("0", "1", 1, 0); /* the window's info wins over the environment */
+    run("1", "0", 0, 0); /* this window never pulls */
     run(NULL, "300000", 300000, 0);
-    run(NULL, NULL, 65536, 1); /* every read refused: the origins copy, nothing hangs */
+    run("65536", NULL, 65536, 1); /* every read refused: the origins copy, nothing hangs */
     unsetenv("NARMA_TEST_PULL_FAIL");
 
     test_phase("narma_pull_min: a bad value is refused on every rank");

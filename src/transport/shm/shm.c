@@ -48,7 +48,7 @@
 #define PAGE                 4096
 #define NARMAT_SHM_NOTE_VOID 0  /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define SHM_PULLS            64 /* pulled puts in flight per origin and window */
-#define SHM_PULL_MIN_DEFAULT 65536 /* bytes from which rput_notify lets the target pull */
+#define SHM_PULL_MIN_DEFAULT 0  /* bytes from which rput_notify lets the target pull: never */
 #define SHM_PULL_PATIENCE_NS                                            \
     20000 /* a target that has not begun to pull by then is not polling \
            */
@@ -163,11 +163,12 @@ static int shm_test_fail(const struct narmat_win *w, int stage)
  *
  * A large Rput_notify (or persistent start) whose data the origin would copy inside the call
  * cannot overlap anything. Instead, from pull_min bytes (window info narma_pull_min, else
- * NARMA_SHM_PULL_MIN, else 64 KiB), the origin publishes a record carrying its buffer's address
- * and returns at once; the target copies the data into its window with process_vm_readv when it
- * drains the record, before it delivers the notification, while the origin computes. The
- * request completes when the copy is done. Contiguous puts of one type on both sides,
- * Win_allocate and Win_create windows.
+ * NARMA_SHM_PULL_MIN; by default never, since the kernel's copy can be several times slower than
+ * the origin's own, which costs latency whenever the origin waits soon: docs/design.md), the
+ * origin publishes a record carrying its buffer's address and returns at once; the target copies
+ * the data into its window with process_vm_readv when it drains the record, before it delivers the
+ * notification, while the origin computes. The request completes when the copy is done. Contiguous
+ * puts of one type on both sides, Win_allocate and Win_create windows.
  *
  * Who copies is decided by one word in the origin's segment, pull word i (64 per origin and
  * window), holding gen << 2 | state, gen being pull i's generation (bumped per use):
@@ -206,8 +207,8 @@ static inline uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* NARMA_SHM_PULL_MIN: bytes, 0 (never); unset: the default; anything else is said on stderr
- * and ignored. */
+/* NARMA_SHM_PULL_MIN: bytes, 0 (never); unset: the default (never); anything else is said on
+ * stderr and ignored. */
 static uint64_t env_pull_min(void)
 {
     const char *env = getenv("NARMA_SHM_PULL_MIN");
@@ -223,15 +224,19 @@ static uint64_t env_pull_min(void)
     return (uint64_t)v;
 }
 
-/* May this window pull? Not when this process opted out (NARMA_SHM_PULL_MIN=0) or for dynamic
- * windows. Sets s->pull_min, my threshold as an origin (window info first), and lets the node's
- * other processes read this one (yama's ptrace_scope 1; see dynamic.h): called before the
- * collective that precedes every rank's probe, so no probe runs before its peer allowed it. */
-static int shm_pull_wanted(struct narmat_win *w, struct shm_state *s)
+/* My threshold as an origin (window info narma_pull_min, else NARMA_SHM_PULL_MIN; 0: never). */
+static uint64_t shm_pull_threshold(const struct narmat_win *w)
 {
-    const uint64_t env = env_pull_min();
-    s->pull_min = w->pull_min >= 0 ? (uint64_t)w->pull_min : env;
-    if (env == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->size < 2) return 0;
+    return w->pull_min >= 0 ? (uint64_t)w->pull_min : env_pull_min();
+}
+
+/* Pulls happen on a window where some rank asked for them (and every rank can read every
+ * other). Then every process lets the node's other processes read it (yama's ptrace_scope 1;
+ * see dynamic.h), before the collective that precedes every rank's probe, so that no probe
+ * runs before its peer allowed it. Never on dynamic windows. */
+static int shm_pull_allow(const struct narmat_win *w, int asked)
+{
+    if (!asked || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->size < 2) return 0;
     narmat_dyn_allow_peers();
     return 1;
 }
@@ -491,15 +496,16 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
             narmat_dyn_allow_peers();
     }
 
-    /* Agree on the ring geometry (every rank must use the same) and on stage 1. */
-    int slots_max = (int)w->ring_slots;
-    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, &slots_max, 1, MPI_INT, MPI_MAX, w->comm)) !=
-        MPI_SUCCESS) {
+    /* Agree on the ring geometry (every rank must use the same), on whether any rank asked for
+     * pulled puts, and on stage 1. */
+    if (rc == NARMA_SUCCESS) s->pull_min = shm_pull_threshold(w);
+    int geo[2] = {(int)w->ring_slots, rc == NARMA_SUCCESS && s->pull_min > 0};
+    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, geo, 2, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
         if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
         goto out;
     }
     if (shm_agree(rc, w->comm, &rc, NULL) || rc != NARMA_SUCCESS) goto out;
-    const unsigned slots = (unsigned)slots_max;
+    const unsigned slots = (unsigned)geo[0];
     s->mask = slots - 1;
     s->off_fence = 4 * LINE;
     s->off_grant = s->off_fence + NARMAT_FENCE_ROUNDS * LINE;
@@ -553,7 +559,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     }
 
     /* Pulled puts: allowed (prctl) before the collective below, probed after it. */
-    const int want_pull = rc == NARMA_SUCCESS && shm_pull_wanted(w, s);
+    const int want_pull = rc == NARMA_SUCCESS && shm_pull_allow(w, geo[1]);
     /* The sizes every rank needs, with each rank's status from stage 2. */
     mine.status = rc;
     if ((mrc = MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
