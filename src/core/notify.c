@@ -122,6 +122,15 @@ static int rput_issue(struct narmai_win *w, const void *oaddr, int ocount, MPI_D
 {
     narmau_waiter wt = {0};
     int rc;
+    *ticket = 0;
+    if (!w->t.may_defer) { /* every put complete on return: the plain call, fewer instructions */
+        while ((rc = narmat_put_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype,
+                                       tag)) == NARMAT_AGAIN) {
+            narmai_progress();
+            narmau_wait_step(&wt);
+        }
+        return local_done(w, target, rc);
+    }
     while ((rc = narmat_rput_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag,
                                     ticket)) == NARMAT_AGAIN) {
         narmai_progress();
@@ -269,17 +278,18 @@ int narmai_pacc_start(struct narmai_request *r)
             (rc = narmai_rma_check(w, a->target, a->disp, a->ocount, a->otype, a->tcount, a->ttype,
                                    NARMAI_CHK_NO_EPOCH)))
             return rc;
-        uint64_t ticket = 0;
-        if (a->kind == NARMAI_PACC_PUT)
-            rc = rput_issue(w, a->oaddr, a->ocount, a->otype, a->target, a->disp, a->tcount,
-                            a->ttype, a->tag, &ticket);
-        else
-            rc = local_done(w, a->target, pacc_issue(w, a));
-        if (rc) return rc;
-        if (ticket) {
-            r->st_error = NARMA_SUCCESS;
-            narmai_request_ticket(r, a->target, ticket);
-            return NARMA_SUCCESS;
+        if (__builtin_expect(a->kind == NARMAI_PACC_PUT && w->t.may_defer, 0)) {
+            uint64_t ticket;
+            if ((rc = rput_issue(w, a->oaddr, a->ocount, a->otype, a->target, a->disp, a->tcount,
+                                 a->ttype, a->tag, &ticket)))
+                return rc;
+            if (ticket) {
+                r->st_error = NARMA_SUCCESS;
+                narmai_request_ticket(r, a->target, ticket);
+                return NARMA_SUCCESS;
+            }
+        } else if ((rc = local_done(w, a->target, pacc_issue(w, a)))) {
+            return rc;
         }
     }
     r->st_error = NARMA_SUCCESS;

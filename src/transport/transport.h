@@ -74,6 +74,9 @@ struct narmat_win {
      * move after the call returns (rput_notify; the shm transport lets the target pull them);
      * 0: never; -1: not given (the transport's default). */
     int64_t pull_min;
+    /* Set by win_init: rput_notify may answer with a ticket on this window (else the core
+     * calls put_notify, which costs fewer instructions). */
+    int may_defer;
     /* Set only by a transport that serves the window through this one: the window memory of
      * rank r is already shared through this MPI window, as its rank shared_rank[r]
      * (MPI_Win_shared_query), so nothing is allocated or moved (flavor CREATE). */

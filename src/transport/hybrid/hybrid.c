@@ -222,6 +222,7 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     }
     w->tp = h;
     if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE) w->base = h->mpi.base;
+    w->may_defer = h->has_shm && h->shm.may_defer;
     w->model = h->mpi.model;
     w->attr_win = h->mpi.attr_win;
     return NARMA_SUCCESS;

@@ -644,6 +644,7 @@ out:
     free(all);
     if (rc == NARMA_SUCCESS) {
         if (nopull) s->pull_min = 0;
+        w->may_defer = s->pull_min != 0;
         s->pull_fail = pull_fail_hook();
         w->base = w->flavor == MPI_WIN_FLAVOR_CREATE ? base : size > 0 ? myseg + s->off_data : NULL;
         w->tp = s;
