@@ -451,12 +451,10 @@ static int try_complete(struct narmai_win *w, struct narmai_epoch *e, int may_bl
             if (e->held_all[r] == 1)
                 narmai_epoch_error(e, narmai_lock_release(w, r, MPI_LOCK_SHARED));
         /* Targets reached only by notified accesses were never locked: with deferred
-         * notifications (narma_notify_completion=flush), or after request-based puts whose
-         * data may still move (pulled puts), they are completed here too. */
-        if ((e->assert &MPI_MODE_NOCHECK) || w->t.notify_deferred || w->pulled) {
+         * notifications (narma_notify_completion=flush), or on a window whose request-based
+         * puts may still be moving (pulled puts), they are completed here too. */
+        if ((e->assert &MPI_MODE_NOCHECK) || w->t.notify_deferred || w->t.may_defer)
             narmai_epoch_error(e, narmat_flush(&w->t, -1));
-            w->pulled = 0;
-        }
         return 1;
     }
     return 0;

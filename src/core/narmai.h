@@ -188,7 +188,6 @@ struct narmai_win {
     int nreqs;                /* live notification requests bound to this window */
     int nflush;               /* flush requests not yet complete (they poll the window) */
     narmau_dlist pull_reqs;   /* Rput_notify / persistent starts whose data is still moving */
-    int pulled;               /* such a put was issued since the last unlock_all's flush */
     struct narmai_uq uq;
     struct narmai_epoch *free_epochs; /* recycled epoch objects */
 

@@ -103,7 +103,6 @@ void narmai_request_ticket(struct narmai_request *r, int target, uint64_t ticket
     r->upto = ticket;
     r->poll = ticket_poll;
     r->ticketed = 1;
-    r->win->pulled = 1;
     narmau_dlist_push_back(&r->win->pull_reqs, &r->link);
 }
 
@@ -115,27 +114,31 @@ void narmai_request_unticket(struct narmai_request *r)
     r->state = NARMAI_REQ_COMPLETE;
 }
 
-/* A put through rput_notify: *ticket 0 when it completed (locally) on return. */
+static int put_notify_retry(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                            int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
+{
+    NOTIFY_RETRY(narmat_put_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag));
+}
+
+static int rput_notify_retry(struct narmai_win *w, const void *oaddr, int ocount,
+                             MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                             MPI_Datatype ttype, int tag, uint64_t *ticket)
+{
+    NOTIFY_RETRY(
+        narmat_rput_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag, ticket));
+}
+
+/* A put through rput_notify where the window may defer (else the plain call, fewer
+ * instructions): *ticket 0 when it completed (locally) on return. */
 static int rput_issue(struct narmai_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
                       uint64_t *ticket)
 {
-    narmau_waiter wt = {0};
-    int rc;
     *ticket = 0;
-    if (!w->t.may_defer) { /* every put complete on return: the plain call, fewer instructions */
-        while ((rc = narmat_put_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype,
-                                       tag)) == NARMAT_AGAIN) {
-            narmai_progress();
-            narmau_wait_step(&wt);
-        }
-        return local_done(w, target, rc);
-    }
-    while ((rc = narmat_rput_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag,
-                                    ticket)) == NARMAT_AGAIN) {
-        narmai_progress();
-        narmau_wait_step(&wt);
-    }
+    int rc =
+        w->t.may_defer
+            ? rput_notify_retry(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag, ticket)
+            : put_notify_retry(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
     return rc || *ticket ? rc : local_done(w, target, rc);
 }
 

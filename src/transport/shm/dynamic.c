@@ -88,11 +88,10 @@ int narmat_dyn_probe(struct narmat_dyn *d, int r, uint64_t magic, char *why, siz
 {
     const struct narmat_dyn_peer *p = &d->peers[r];
     uint64_t v = 0;
-    struct iovec l = {&v, sizeof v}, rem = {(void *)(uintptr_t)p->info.seg, sizeof v};
-    ssize_t n = process_vm_readv((pid_t)p->info.pid, &l, 1, &rem, 1, 0);
-    if (n == (ssize_t)sizeof v && v == magic) return 0;
+    int err = narmat_cma_read(p->info.pid, &v, (const void *)(uintptr_t)p->info.seg, sizeof v);
+    if (err == 0 && v == magic) return 0;
     snprintf(why, whylen, "process_vm_readv of rank %d (pid %ld): %s", r, (long)p->info.pid,
-             n < 0 ? strerror(errno) : "read something else (another PID namespace?)");
+             err ? strerror(err) : "read something else (another PID namespace?)");
     return -1;
 }
 

@@ -25,7 +25,6 @@
  * memory (usermem.h); dynamic windows neither: attached pages move onto the
  * process's arena and peers map them (dynamic.h).
  */
-#define _GNU_SOURCE /* process_vm_readv */
 #include "transport/transport.h"
 #include "transport/shm/dynamic.h"
 #include "transport/shm/ring.h"
@@ -38,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -249,26 +247,11 @@ static int pull_fail_hook(void)
     return env != NULL && env[0] == '1';
 }
 
-/* process_vm_readv of all n bytes: 0, or an errno value. */
-static int read_from(int64_t pid, void *to, const void *from, size_t n)
-{
-    while (n > 0) {
-        struct iovec l = {to, n}, r = {(void *)(uintptr_t)from, n};
-        ssize_t got = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return got < 0 ? errno : EIO;
-        to = (char *)to + got;
-        from = (const char *)from + got;
-        n -= (size_t)got;
-    }
-    return 0;
-}
-
 /* Can I read rank r's memory (its segment header, at seg in process pid)? */
 static int shm_pull_probe(int r, int64_t pid, uint64_t seg)
 {
     uint64_t magic = 0;
-    int err = read_from(pid, &magic, (const void *)(uintptr_t)seg, sizeof magic);
+    int err = narmat_cma_read(pid, &magic, (const void *)(uintptr_t)seg, sizeof magic);
     if (err == 0 && magic == SHM_MAGIC) return 0;
     if (narmau_verbose())
         fprintf(stderr,
@@ -360,8 +343,8 @@ static int pull_in(struct narmat_win *w, int src, uint64_t from, uint64_t ticket
     uint64_t v = pull_val(gen, PULL_WAITING);
     if (narmau_atomic_cas_u64(word, &v, pull_val(gen, PULL_MOVING))) {
         int err = s->pull_fail ? EFAULT
-                               : read_from(s->peers[src].pid, s->peers[w->rank].data + off,
-                                           (const void *)(uintptr_t)from, bytes);
+                               : narmat_cma_read(s->peers[src].pid, s->peers[w->rank].data + off,
+                                                 (const void *)(uintptr_t)from, bytes);
         if (err == 0) {
             /* Release: the origin may reuse its buffer once it sees DONE. */
             narmau_atomic_store_rel_u64(word, pull_val(gen, PULL_DONE));

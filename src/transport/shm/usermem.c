@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 size_t narmat_page_size(void)
@@ -21,6 +22,20 @@ size_t narmat_page_size(void)
         ps = v > 0 ? (size_t)v : 4096;
     }
     return ps;
+}
+
+int narmat_cma_read(int64_t pid, void *to, const void *from, size_t n)
+{
+    while (n > 0) {
+        struct iovec l = {to, n}, r = {(void *)(uintptr_t)from, n};
+        ssize_t got = process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return got < 0 ? errno : EIO;
+        to = (char *)to + got;
+        from = (const char *)from + got;
+        n -= (size_t)got;
+    }
+    return 0;
 }
 
 /* Copy whole pages. They hold other objects of the program too, and under

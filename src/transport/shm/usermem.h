@@ -35,6 +35,10 @@
 /* The system's page size (sysconf, read once; 4096 if it cannot say). */
 size_t narmat_page_size(void);
 
+/* Cross-memory attach: all n bytes from process pid at from into to (process_vm_readv; short
+ * reads continued, EINTR retried). 0, or an errno value. */
+int narmat_cma_read(int64_t pid, void *to, const void *from, size_t n);
+
 struct narmat_usermem_obj; /* a range of moved pages and its object (usermem.c) */
 
 /* One window's hold on moved pages. */
