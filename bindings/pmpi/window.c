@@ -378,6 +378,22 @@ void pw_report(void)
             carried, passed_n);
 }
 
+/* narma's calls must come from one thread at a time: a program asking for
+ * MPI_THREAD_MULTIPLE is told it has MPI_THREAD_SERIALIZED. */
+NARMA_PMPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS && *provided > MPI_THREAD_SERIALIZED) *provided = MPI_THREAD_SERIALIZED;
+    return rc;
+}
+
+NARMA_PMPI_API int MPI_Query_thread(int *provided)
+{
+    int rc = PMPI_Query_thread(provided);
+    if (rc == MPI_SUCCESS && *provided > MPI_THREAD_SERIALIZED) *provided = MPI_THREAD_SERIALIZED;
+    return rc;
+}
+
 NARMA_PMPI_API int MPI_Finalize(void)
 {
     pw_report();
