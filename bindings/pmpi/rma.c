@@ -354,3 +354,107 @@ NARMA_PMPI_API int MPIX_Notify_tagged_init(MPI_Win win, int source, int tag, int
     PW_REQ(win, PW_NOTIFY, PW_NO_MPI(win), NARMA_Notify_init(nw, source, tag, expected_count, &nr),
            1, reqs);
 }
+
+/* ---- MPI-4 large-count forms: narma's counts are ints ---- */
+#if MPI_VERSION >= 4
+#include <limits.h>
+
+/* Both counts fit narma's int, or the call is refused with MPI_ERR_COUNT. */
+#define PW_COUNTS(win, a, b)                                      \
+    do {                                                          \
+        if ((a) < 0 || (a) > INT_MAX || (b) < 0 || (b) > INT_MAX) \
+            return pw_error(win, NARMA_ERR_COUNT);                \
+    } while (0)
+
+NARMA_PMPI_API int MPI_Put_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target,
+                             MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win)
+{
+    PW_WIN(win, PW_PUT, PMPI_Put_c(oaddr, ocount, otype, target, disp, tcount, ttype, win));
+    PW_COUNTS(win, ocount, tcount);
+    p_->ops++;
+    PW_RET(win, NARMA_Put(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, nw));
+}
+
+NARMA_PMPI_API int MPI_Get_c(void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target,
+                             MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win)
+{
+    PW_WIN(win, PW_GET, PMPI_Get_c(oaddr, ocount, otype, target, disp, tcount, ttype, win));
+    PW_COUNTS(win, ocount, tcount);
+    p_->ops++;
+    PW_RET(win, NARMA_Get(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, nw));
+}
+
+NARMA_PMPI_API int MPI_Accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
+                                    int target, MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype,
+                                    MPI_Op op, MPI_Win win)
+{
+    PW_WIN(win, PW_ACC,
+           PMPI_Accumulate_c(oaddr, ocount, otype, target, disp, tcount, ttype, op, win));
+    PW_COUNTS(win, ocount, tcount);
+    p_->ops++;
+    PW_RET(win,
+           NARMA_Accumulate(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, op, nw));
+}
+
+NARMA_PMPI_API int MPI_Get_accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
+                                        void *raddr, MPI_Count rcount, MPI_Datatype rtype,
+                                        int target, MPI_Aint disp, MPI_Count tcount,
+                                        MPI_Datatype ttype, MPI_Op op, MPI_Win win)
+{
+    PW_WIN(win, PW_GACC,
+           PMPI_Get_accumulate_c(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount,
+                                 ttype, op, win));
+    PW_COUNTS(win, ocount, tcount);
+    PW_COUNTS(win, rcount, 0);
+    p_->ops++;
+    PW_RET(win, NARMA_Get_accumulate(oaddr, (int)ocount, otype, raddr, (int)rcount, rtype, target,
+                                     disp, (int)tcount, ttype, op, nw));
+}
+
+NARMA_PMPI_API int MPI_Rput_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target,
+                              MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win,
+                              MPI_Request *request)
+{
+    PW_WIN(win, PW_RPUT,
+           PMPI_Rput_c(oaddr, ocount, otype, target, disp, tcount, ttype, win, request));
+    PW_COUNTS(win, ocount, tcount);
+    return MPI_Rput(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, win, request);
+}
+
+NARMA_PMPI_API int MPI_Rget_c(void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target,
+                              MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win,
+                              MPI_Request *request)
+{
+    PW_WIN(win, PW_RGET,
+           PMPI_Rget_c(oaddr, ocount, otype, target, disp, tcount, ttype, win, request));
+    PW_COUNTS(win, ocount, tcount);
+    return MPI_Rget(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, win, request);
+}
+
+NARMA_PMPI_API int MPI_Raccumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
+                                     int target, MPI_Aint disp, MPI_Count tcount,
+                                     MPI_Datatype ttype, MPI_Op op, MPI_Win win,
+                                     MPI_Request *request)
+{
+    PW_WIN(win, PW_RACC,
+           PMPI_Raccumulate_c(oaddr, ocount, otype, target, disp, tcount, ttype, op, win, request));
+    PW_COUNTS(win, ocount, tcount);
+    return MPI_Raccumulate(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, op, win,
+                           request);
+}
+
+NARMA_PMPI_API int MPI_Rget_accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
+                                         void *raddr, MPI_Count rcount, MPI_Datatype rtype,
+                                         int target, MPI_Aint disp, MPI_Count tcount,
+                                         MPI_Datatype ttype, MPI_Op op, MPI_Win win,
+                                         MPI_Request *request)
+{
+    PW_WIN(win, PW_RGACC,
+           PMPI_Rget_accumulate_c(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount,
+                                  ttype, op, win, request));
+    PW_COUNTS(win, ocount, tcount);
+    PW_COUNTS(win, rcount, 0);
+    return MPI_Rget_accumulate(oaddr, (int)ocount, otype, raddr, (int)rcount, rtype, target, disp,
+                               (int)tcount, ttype, op, win, request);
+}
+#endif

@@ -1,6 +1,7 @@
 /* Windows: creation, the table from MPI handles to narma windows, what MPI keeps per window,
  * errors, and the report at MPI_Finalize. */
 #include "pmpi.h"
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,46 @@ NARMA_PMPI_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Inf
                   MPI_WIN_FLAVOR_SHARED,
                   why != NULL ? why : "MPI_Win_allocate_shared (narma has no shared windows)");
 }
+
+#if MPI_VERSION >= 4
+/* MPI-4's large-count creation: narma's disp_unit is an int. */
+NARMA_PMPI_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                    MPI_Comm comm, MPI_Win *win)
+{
+    if (disp_unit <= 0 || disp_unit > INT_MAX || pass_reason(info) != NULL)
+        return passed(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), win,
+                      MPI_WIN_FLAVOR_CREATE,
+                      pass_reason(info) ? pass_reason(info) : "disp_unit beyond an int");
+    return MPI_Win_create(base, size, (int)disp_unit, info, comm, win);
+}
+
+NARMA_PMPI_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                      MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    if (disp_unit <= 0 || disp_unit > INT_MAX || pass_reason(info) != NULL)
+        return passed(PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win), win,
+                      MPI_WIN_FLAVOR_ALLOCATE,
+                      pass_reason(info) ? pass_reason(info) : "disp_unit beyond an int");
+    return MPI_Win_allocate(size, (int)disp_unit, info, comm, baseptr, win);
+}
+
+NARMA_PMPI_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                             MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    const char *why = pass_reason(info);
+    return passed(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), win,
+                  MPI_WIN_FLAVOR_SHARED,
+                  why != NULL ? why : "MPI_Win_allocate_shared (narma has no shared windows)");
+}
+
+NARMA_PMPI_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size,
+                                          MPI_Aint *disp_unit, void *baseptr)
+{
+    struct pw *p;
+    pw_narma(win, PW_SHARED_QUERY, &p);
+    return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
+}
+#endif
 
 NARMA_PMPI_API int MPI_Win_free(MPI_Win *win)
 {
