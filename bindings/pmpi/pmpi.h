@@ -60,6 +60,7 @@ struct pw {
     MPI_Win handle;  /* what the program holds */
     NARMA_Win nw;    /* NARMA_WIN_NULL: passed through to the MPI library */
     int flavor;      /* MPI_WIN_FLAVOR_* as the program created it */
+    int rank, size;  /* this process's rank in the window's group, its size */
     const char *why; /* passed through: the reason */
     uint64_t epochs; /* epochs narma opened (fence counts each call) */
     uint64_t ops;    /* data accesses narma carried */

@@ -163,11 +163,14 @@ static int handle_for(NARMA_Win nw, int flavor, MPI_Info info, MPI_Comm comm, MP
         NARMA_Win_free(&nw);
         return rc;
     }
-    if (pw_add(*win, nw, flavor, NULL) == NULL) {
+    struct pw *p = pw_add(*win, nw, flavor, NULL);
+    if (p == NULL) {
         NARMA_Win_free(&nw);
         PMPI_Win_free(win);
         return pw_error(MPI_WIN_NULL, NARMA_ERR_NO_MEM);
     }
+    PMPI_Comm_rank(comm, &p->rank);
+    PMPI_Comm_size(comm, &p->size);
     return MPI_SUCCESS;
 }
 
@@ -233,6 +236,9 @@ NARMA_PMPI_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Inf
                   why != NULL ? why : "MPI_Win_allocate_shared (narma has no shared windows)");
 }
 
+static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr,
+                        int *mine);
+
 #if MPI_VERSION >= 4
 /* MPI-4's large-count creation: narma's disp_unit is an int. */
 NARMA_PMPI_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
@@ -267,9 +273,8 @@ NARMA_PMPI_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, 
 NARMA_PMPI_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size,
                                           MPI_Aint *disp_unit, void *baseptr)
 {
-    struct pw *p;
-    pw_narma(win, PW_SHARED_QUERY, &p);
-    return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
+    int mine, rc = shared_query(win, rank, size, disp_unit, baseptr, &mine);
+    return mine ? rc : PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
 }
 #endif
 
@@ -312,13 +317,41 @@ NARMA_PMPI_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val
     return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
 }
 
-/* Only MPI_Win_allocate_shared windows (passed through) have shared memory to query. */
+/* As MPI-4 allows on windows of every flavor but dynamic: this process's own memory is
+ * always there to load from; another rank's is not shared (size 0, NULL), since narma gives a
+ * program no direct access to its peers' memory. MPI_Win_allocate_shared windows are MPI's. */
+static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr,
+                        int *mine)
+{
+    struct pw *p;
+    NARMA_Win nw = pw_narma(win, PW_SHARED_QUERY, &p);
+    *mine = nw != NARMA_WIN_NULL && p->flavor != MPI_WIN_FLAVOR_DYNAMIC;
+    if (!*mine) return MPI_SUCCESS;
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= p->size))
+        return pw_error(win, NARMA_ERR_RANK);
+    void *base = NULL;
+    MPI_Aint *sz = NULL;
+    int *du = NULL, flag = 0, rc;
+    if ((rc = NARMA_Win_get_attr(nw, MPI_WIN_BASE, &base, &flag)) ||
+        (rc = NARMA_Win_get_attr(nw, MPI_WIN_SIZE, &sz, &flag)) ||
+        (rc = NARMA_Win_get_attr(nw, MPI_WIN_DISP_UNIT, &du, &flag)))
+        return pw_error(win, rc);
+    /* MPI_PROC_NULL: the lowest rank with memory; only this process's is known to be there */
+    int self = rank == p->rank || (rank == MPI_PROC_NULL && *sz > 0);
+    *size = self ? *sz : 0;
+    *disp_unit = self ? *du : 1;
+    *(void **)baseptr = self ? base : NULL;
+    return MPI_SUCCESS;
+}
+
 NARMA_PMPI_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                                         void *baseptr)
 {
-    struct pw *p;
-    pw_narma(win, PW_SHARED_QUERY, &p);
-    return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+    MPI_Aint du = 0;
+    int mine, rc = shared_query(win, rank, size, &du, baseptr, &mine);
+    if (!mine) return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+    if (rc == MPI_SUCCESS) *disp_unit = (int)du;
+    return rc;
 }
 
 NARMA_PMPI_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
