@@ -61,6 +61,8 @@ struct pw {
     NARMA_Win nw;    /* NARMA_WIN_NULL: passed through to the MPI library */
     int flavor;      /* MPI_WIN_FLAVOR_* as the program created it */
     int rank, size;  /* this process's rank in the window's group, its size */
+    int lowest;      /* the lowest rank whose window memory is not empty (shared_query) */
+    MPI_Info hints;  /* the narma_* keys the window was created with (get_info) */
     const char *why; /* passed through: the reason */
     uint64_t epochs; /* epochs narma opened (fence counts each call) */
     uint64_t ops;    /* data accesses narma carried */
@@ -87,6 +89,8 @@ static inline NARMA_Win pw_narma(MPI_Win win, enum pw_call c, struct pw **out)
 /* An error of narma as MPI reports it: the MPI error code, after the window's error handler
  * was called (win may be MPI_WIN_NULL: then MPI_COMM_WORLD's handler). */
 int pw_error(MPI_Win win, int narma_rc);
+/* The same for a window creation that failed: comm's error handler. */
+int pw_error_comm(MPI_Comm comm, int narma_rc);
 #define PW_RET(win, expr)                                                       \
     do {                                                                        \
         int pw_rc_ = (expr);                                                    \

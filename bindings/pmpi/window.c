@@ -50,6 +50,8 @@ static struct pw *pw_add(MPI_Win handle, NARMA_Win nw, int flavor, const char *w
     p->nw = nw;
     p->flavor = flavor;
     p->why = why;
+    p->hints = MPI_INFO_NULL;
+    p->lowest = MPI_PROC_NULL;
     p->id = nwin++;
     unsigned b = bucket_of(handle);
     p->next = buckets[b];
@@ -118,6 +120,13 @@ static int mpi_class_of(int rc)
     }
 }
 
+int pw_error_comm(MPI_Comm comm, int narma_rc)
+{
+    int code = mpi_class_of(narma_rc);
+    PMPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
 int pw_error(MPI_Win win, int narma_rc)
 {
     int code = mpi_class_of(narma_rc);
@@ -155,6 +164,26 @@ static const char *pass_reason(MPI_Info info)
                                                                    : NULL;
 }
 
+/* The narma_* keys of info (what MPI_Win_get_info must report as used), or MPI_INFO_NULL. */
+static MPI_Info narma_hints(MPI_Info info)
+{
+    int nkeys = 0;
+    MPI_Info h = MPI_INFO_NULL;
+    if (info == MPI_INFO_NULL || PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS) return h;
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[256];
+        int len = 0, flag = 0;
+        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS || strncmp(key, "narma_", 6) != 0 ||
+            PMPI_Info_get_valuelen(info, key, &len, &flag) != MPI_SUCCESS || !flag ||
+            len >= (int)sizeof(val) ||
+            PMPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag) != MPI_SUCCESS || !flag)
+            continue;
+        if (h == MPI_INFO_NULL && PMPI_Info_create(&h) != MPI_SUCCESS) return MPI_INFO_NULL;
+        PMPI_Info_set(h, key, val);
+    }
+    return h;
+}
+
 /* The handle window of a narma window (see pmpi.h); the narma window is freed on failure. */
 static int handle_for(NARMA_Win nw, int flavor, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
@@ -167,10 +196,21 @@ static int handle_for(NARMA_Win nw, int flavor, MPI_Info info, MPI_Comm comm, MP
     if (p == NULL) {
         NARMA_Win_free(&nw);
         PMPI_Win_free(win);
-        return pw_error(MPI_WIN_NULL, NARMA_ERR_NO_MEM);
+        return pw_error_comm(comm, NARMA_ERR_NO_MEM);
     }
+    PMPI_Win_set_name(*win, ""); /* as a new window's: Open MPI names its own "rdma window N" */
     PMPI_Comm_rank(comm, &p->rank);
     PMPI_Comm_size(comm, &p->size);
+    p->hints = narma_hints(info);
+    if (flavor != MPI_WIN_FLAVOR_DYNAMIC) { /* for MPI_Win_shared_query(MPI_PROC_NULL) */
+        MPI_Aint *sz = NULL;
+        int flag = 0, mine = INT_MAX;
+        if (NARMA_Win_get_attr(nw, MPI_WIN_SIZE, &sz, &flag) == NARMA_SUCCESS && flag && *sz > 0)
+            mine = p->rank;
+        if (PMPI_Allreduce(&mine, &p->lowest, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
+            p->lowest == INT_MAX)
+            p->lowest = MPI_PROC_NULL;
+    }
     return MPI_SUCCESS;
 }
 
@@ -191,7 +231,7 @@ NARMA_PMPI_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_
         NARMA_Win nw;
         int rc = NARMA_Win_create(base, size, disp_unit, info, comm, &nw);
         if (rc == NARMA_SUCCESS) return handle_for(nw, MPI_WIN_FLAVOR_CREATE, info, comm, win);
-        if (rc != NARMA_ERR_UNSUPPORTED) return pw_error(MPI_WIN_NULL, rc);
+        if (rc != NARMA_ERR_UNSUPPORTED) return pw_error_comm(comm, rc);
         why = "narma refused the window (unsupported)";
     }
     return passed(PMPI_Win_create(base, size, disp_unit, info, comm, win), win,
@@ -206,7 +246,7 @@ NARMA_PMPI_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
         NARMA_Win nw;
         int rc = NARMA_Win_allocate(size, disp_unit, info, comm, baseptr, &nw);
         if (rc == NARMA_SUCCESS) return handle_for(nw, MPI_WIN_FLAVOR_ALLOCATE, info, comm, win);
-        if (rc != NARMA_ERR_UNSUPPORTED) return pw_error(MPI_WIN_NULL, rc);
+        if (rc != NARMA_ERR_UNSUPPORTED) return pw_error_comm(comm, rc);
         why = "narma refused the window (unsupported)";
     }
     return passed(PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win), win,
@@ -220,7 +260,7 @@ NARMA_PMPI_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win 
         NARMA_Win nw;
         int rc = NARMA_Win_create_dynamic(info, comm, &nw);
         if (rc == NARMA_SUCCESS) return handle_for(nw, MPI_WIN_FLAVOR_DYNAMIC, info, comm, win);
-        if (rc != NARMA_ERR_UNSUPPORTED) return pw_error(MPI_WIN_NULL, rc);
+        if (rc != NARMA_ERR_UNSUPPORTED) return pw_error_comm(comm, rc);
         why = "narma refused the window (unsupported)";
     }
     return passed(PMPI_Win_create_dynamic(info, comm, win), win, MPI_WIN_FLAVOR_DYNAMIC, why);
@@ -287,6 +327,7 @@ NARMA_PMPI_API int MPI_Win_free(MPI_Win *win)
         if (rc != NARMA_SUCCESS) return pw_error(*win, rc);
     }
     pw_forget(p);
+    if (p->hints != MPI_INFO_NULL) PMPI_Info_free(&p->hints);
     return PMPI_Win_free(win); /* the handle window: attribute callbacks run here */
 }
 
@@ -336,8 +377,9 @@ static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_un
         (rc = NARMA_Win_get_attr(nw, MPI_WIN_SIZE, &sz, &flag)) ||
         (rc = NARMA_Win_get_attr(nw, MPI_WIN_DISP_UNIT, &du, &flag)))
         return pw_error(win, rc);
-    /* MPI_PROC_NULL: the lowest rank with memory; only this process's is known to be there */
-    int self = rank == p->rank || (rank == MPI_PROC_NULL && *sz > 0);
+    /* MPI_PROC_NULL: the lowest rank with memory, found at creation: only when that is this
+     * process is there memory to load from */
+    int self = rank == p->rank || (rank == MPI_PROC_NULL && p->lowest == p->rank);
     *size = self ? *sz : 0;
     *disp_unit = self ? *du : 1;
     *(void **)baseptr = self ? base : NULL;
@@ -354,11 +396,23 @@ NARMA_PMPI_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, i
     return rc;
 }
 
+/* MPI's hints of the handle window, and the narma_* hints narma took at creation. */
 NARMA_PMPI_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     struct pw *p;
     pw_narma(win, PW_INFO, &p);
-    return PMPI_Win_get_info(win, info_used);
+    int rc = PMPI_Win_get_info(win, info_used);
+    if (rc != MPI_SUCCESS || p == NULL || p->hints == MPI_INFO_NULL) return rc;
+    int nkeys = 0;
+    PMPI_Info_get_nkeys(p->hints, &nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[256];
+        int flag = 0;
+        if (PMPI_Info_get_nthkey(p->hints, i, key) == MPI_SUCCESS &&
+            PMPI_Info_get(p->hints, key, (int)sizeof(val) - 1, val, &flag) == MPI_SUCCESS && flag)
+            PMPI_Info_set(*info_used, key, val);
+    }
+    return MPI_SUCCESS;
 }
 
 NARMA_PMPI_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
