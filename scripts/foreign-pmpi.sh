@@ -331,7 +331,7 @@ EOF
 
     declare -A npass=() nrun=() built=()
     local n_entries=0 n_skipped=0 n_native_pass=0 fails=() skipped=() nobuild=()
-    declare -A npass_app=() seen=()
+    declare -A npass_app=() seen=() ncarried=() nthrough=() nnowin=() nnorep=()
     local line t np rest args envs tmo note id xfail
     while read -r line; do
         read -r t np rest <<<"$line"
@@ -424,6 +424,15 @@ EOF
                 npass_app[$cfg]=$((${npass_app[$cfg]:-0} + 1))
             fi
             [ "$res" = PASS ] || fails+=("$id|$np|$cfg|$res|$log")
+            # Which passes narma carried (rank 0 had a window of narma's).
+            if [ "$res" = PASS ] && [ "$cfg" != native ]; then
+                case "$rep" in
+                n0/p0) nnowin[$cfg]=$((${nnowin[$cfg]:-0} + 1)) ;;
+                n0/*) nthrough[$cfg]=$((${nthrough[$cfg]:-0} + 1)) ;;
+                n*) ncarried[$cfg]=$((${ncarried[$cfg]:-0} + 1)) ;;
+                *) nnorep[$cfg]=$((${nnorep[$cfg]:-0} + 1)) ;;
+                esac
+            fi
             row+="$(printf '  %-18s' "$res ${SECS}s${rep:+ $rep}")"
             echo "$(csv_field "$id"),$np,$listed_np,$cfg,$res,$SECS,$rep,$(csv_field "$log")" >>"$csv"
         done
@@ -443,6 +452,8 @@ EOF
             printf '%-7s %4d / %-4d pass (%s); of the %d that pass natively: %d (%s)\n' "$cfg" "$p" "$r" \
                 "$(awk -v p="$p" -v r="$r" 'BEGIN { printf "%.1f %%", r ? 100 * p / r : 0 }')" \
                 "$n_native_pass" "$pa" "$(awk -v p="$pa" -v r="$n_native_pass" 'BEGIN { printf "%.1f %%", r ? 100 * p / r : 0 }')"
+            printf '        of its %d passes: narma carried windows in %d, only windows passed through to MPI in %d, no window on rank 0 in %d, no report in %d\n' \
+                "$p" "${ncarried[$cfg]:-0}" "${nthrough[$cfg]:-0}" "${nnowin[$cfg]:-0}" "${nnorep[$cfg]:-0}"
             [ "$show_native" = 1 ] && [ "$pa" != "$n_native_pass" ] && status=1
             [ "$show_native" = 0 ] && [ "$p" != "$r" ] && status=1
         fi

@@ -260,13 +260,38 @@ static int op_allowed(int opc, int cls)
     }
 }
 
+/* classify() scans a table and may ask MPI for sizes: remember the last few
+ * answers per thread (basic types are predefined or made by
+ * MPI_Type_create_f90_*, which returns the same handle for the same
+ * arguments, so an answer never changes). */
+static void classify_memo(MPI_Datatype type, int *cls, int *kind)
+{
+    static _Thread_local struct {
+        MPI_Datatype type;
+        int cls, kind, valid;
+    } memo[4];
+    static _Thread_local unsigned memo_next;
+    for (int i = 0; i < 4; i++)
+        if (memo[i].valid && memo[i].type == type) {
+            *cls = memo[i].cls;
+            *kind = memo[i].kind;
+            return;
+        }
+    classify(type, cls, kind);
+    unsigned slot = memo_next++ & 3;
+    memo[slot].type = type;
+    memo[slot].cls = *cls;
+    memo[slot].kind = *kind;
+    memo[slot].valid = 1;
+}
+
 int narmau_acc_check(MPI_Op op, MPI_Datatype basic)
 {
     int cls, kind;
     if (basic == MPI_DATATYPE_NULL) return NARMA_ERR_TYPE;
     int opc = op_code(op);
     if (opc == O_USER) return NARMA_ERR_OP;
-    classify(basic, &cls, &kind);
+    classify_memo(basic, &cls, &kind);
     return op_allowed(opc, cls) ? 0 : NARMA_ERR_OP;
 }
 
@@ -503,77 +528,130 @@ static int apply_plain(const elem_op *e, char *t, const char *o, char *r)
     return rc;
 }
 
-/* One element with hardware atomics: width W bits, type T. */
-#define APPLY_ATOMIC(T, W)                                                               \
-    static int apply_atomic_##W(const elem_op *e, T *t, const char *o, char *r)          \
-    {                                                                                    \
-        T old, v = 0;                                                                    \
-        if (o) memcpy(&v, o, sizeof(T));                                                 \
-        int integer = e->kind >= K_I8 && e->kind <= K_U64;                               \
-        /* The RMWs are acq_rel and the NO_OP load acquire; MPI only asks for            \
-         * per-element atomicity (epochs order the rest), so this is cheap               \
-         * insurance: it pairs with the RMWs of other origins on this element. */        \
-        if (e->opc == O_NO_OP) {                                                         \
-            old = narmau_atomic_load_acq_u##W(t);                                        \
-        } else if (e->opc == O_REPLACE) {                                                \
-            old = narmau_atomic_exchange_u##W(t, v);                                     \
-        } else if (integer && e->opc == O_SUM) {                                         \
-            old = narmau_atomic_fetch_add_u##W(t, v); /* two's complement: signed too */ \
-        } else if (integer && e->opc == O_BAND) {                                        \
-            old = narmau_atomic_fetch_and_u##W(t, v);                                    \
-        } else if (integer && e->opc == O_BOR) {                                         \
-            old = narmau_atomic_fetch_or_u##W(t, v);                                     \
-        } else if (integer && e->opc == O_BXOR) {                                        \
-            old = narmau_atomic_fetch_xor_u##W(t, v);                                    \
-        } else {                                                                         \
-            /* relaxed first read: the cas below validates it */                         \
-            old = narmau_atomic_load_relaxed_u##W(t);                                    \
-            elem_buf acc, in; /* typed scratch: no aliasing through T */                 \
-            memcpy(&in, &v, sizeof(T));                                                  \
-            for (;;) {                                                                   \
-                T nv;                                                                    \
-                memcpy(&acc, &old, sizeof(T));                                           \
-                int rc = compute(e, &acc, &in);                                          \
-                if (rc) return rc;                                                       \
-                memcpy(&nv, &acc, sizeof(T));                                            \
-                if (narmau_atomic_cas_u##W(t, &old, nv)) break;                          \
-            }                                                                            \
-        }                                                                                \
-        if (r) memcpy(r, &old, sizeof(T));                                               \
-        return 0;                                                                        \
+/* Whole runs of dense elements of the common kinds, computed in place
+ * without copies: element by element, the origin read before the result is
+ * written (they may be one buffer). Addresses aligned for T only (the caller
+ * checks), so plain typed accesses are valid. Returns 0, or -1 when this
+ * (kind, op) has no loop here. */
+#define FAST_INT(T, U)                                                            \
+    {                                                                             \
+        T *t = tv;                                                                \
+        const T *o = ov;                                                          \
+        T *r = rv;                                                                \
+        switch (opc) {                                                            \
+        case O_SUM:                                                               \
+            if (!r) {                                                             \
+                for (MPI_Aint i = 0; i < n; i++)                                  \
+                    t[i] = (T)((U)t[i] + (U)o[i]);                                \
+                return 0;                                                         \
+            }                                                                     \
+            for (MPI_Aint i = 0; i < n; i++) {                                    \
+                T y = o[i], x = t[i];                                             \
+                r[i] = x;                                                         \
+                t[i] = (T)((U)x + (U)y);                                          \
+            }                                                                     \
+            return 0;                                                             \
+        case O_REPLACE:                                                           \
+            for (MPI_Aint i = 0; i < n; i++) {                                    \
+                T y = o[i], x = t[i];                                             \
+                if (r) r[i] = x;                                                  \
+                t[i] = y;                                                         \
+            }                                                                     \
+            return 0;                                                             \
+        case O_NO_OP:                                                             \
+            if (r)                                                                \
+                for (MPI_Aint i = 0; i < n; i++)                                  \
+                    r[i] = t[i];                                                  \
+            return 0;                                                             \
+        case O_MAX:                                                               \
+        case O_MIN:                                                               \
+            for (MPI_Aint i = 0; i < n; i++) {                                    \
+                T y = o[i], x = t[i];                                             \
+                if (r) r[i] = x;                                                  \
+                if (opc == O_MAX ? y > x : y < x) t[i] = y;                       \
+            }                                                                     \
+            return 0;                                                             \
+        case O_BAND:                                                              \
+        case O_BOR:                                                               \
+        case O_BXOR:                                                              \
+            for (MPI_Aint i = 0; i < n; i++) {                                    \
+                T y = o[i], x = t[i];                                             \
+                if (r) r[i] = x;                                                  \
+                t[i] = (T)(opc == O_BAND ? x & y : opc == O_BOR ? x | y : x ^ y); \
+            }                                                                     \
+            return 0;                                                             \
+        default:                                                                  \
+            return -1;                                                            \
+        }                                                                         \
     }
 
-APPLY_ATOMIC(uint8_t, 8)
-APPLY_ATOMIC(uint16_t, 16)
-APPLY_ATOMIC(uint32_t, 32)
-APPLY_ATOMIC(uint64_t, 64)
+#define FAST_FLOAT(T)                                                         \
+    {                                                                         \
+        T *t = tv;                                                            \
+        const T *o = ov;                                                      \
+        T *r = rv;                                                            \
+        switch (opc) {                                                        \
+        case O_SUM:                                                           \
+            if (!r) {                                                         \
+                for (MPI_Aint i = 0; i < n; i++)                              \
+                    t[i] = t[i] + o[i];                                       \
+                return 0;                                                     \
+            }                                                                 \
+            for (MPI_Aint i = 0; i < n; i++) {                                \
+                T y = o[i], x = t[i];                                         \
+                r[i] = x;                                                     \
+                t[i] = x + y;                                                 \
+            }                                                                 \
+            return 0;                                                         \
+        case O_REPLACE:                                                       \
+            for (MPI_Aint i = 0; i < n; i++) {                                \
+                T y = o[i], x = t[i];                                         \
+                if (r) r[i] = x;                                              \
+                t[i] = y;                                                     \
+            }                                                                 \
+            return 0;                                                         \
+        case O_NO_OP:                                                         \
+            if (r)                                                            \
+                for (MPI_Aint i = 0; i < n; i++)                              \
+                    r[i] = t[i];                                              \
+            return 0;                                                         \
+        case O_MAX:                                                           \
+        case O_MIN:                                                           \
+            for (MPI_Aint i = 0; i < n; i++) { /* as FLOAT_OPS: NaNs alike */ \
+                T y = o[i], x = t[i];                                         \
+                if (r) r[i] = x;                                              \
+                if (opc == O_MAX ? y > x : y < x) t[i] = y;                   \
+            }                                                                 \
+            return 0;                                                         \
+        default:                                                              \
+            return -1;                                                        \
+        }                                                                     \
+    }
 
-/* Hardware atomics only for dense power-of-two elements at aligned addresses. */
-static int atomic_ok(const elem_op *e, const void *t)
+static int apply_fast(int kind, int opc, void *tv, const void *ov, void *rv, MPI_Aint n)
 {
-    return e->dense && (e->size == 1 || e->size == 2 || e->size == 4 || e->size == 8) &&
-           ((uintptr_t)t & (uintptr_t)(e->size - 1)) == 0;
+    switch (kind) {
+    case K_I32:
+        FAST_INT(int32_t, uint32_t)
+    case K_U32:
+        FAST_INT(uint32_t, uint32_t)
+    case K_I64:
+        FAST_INT(int64_t, uint64_t)
+    case K_U64:
+        FAST_INT(uint64_t, uint64_t)
+    case K_F32:
+        FAST_FLOAT(float)
+    case K_F64:
+        FAST_FLOAT(double)
+    default:
+        return -1;
+    }
 }
 
-static int apply_one(const elem_op *e, char *t, const char *o, char *r, uint64_t *lock, int *locked)
+static int fast_kind(int kind)
 {
-    if (atomic_ok(e, t)) {
-        switch (e->size) {
-        case 1:
-            return apply_atomic_8(e, (uint8_t *)t, o, r);
-        case 2:
-            return apply_atomic_16(e, (uint16_t *)(void *)t, o, r);
-        case 4:
-            return apply_atomic_32(e, (uint32_t *)(void *)t, o, r);
-        default:
-            return apply_atomic_64(e, (uint64_t *)(void *)t, o, r);
-        }
-    }
-    if (lock && !*locked) { /* held until the end of the call */
-        narmau_acc_lock(lock);
-        *locked = 1;
-    }
-    return apply_plain(e, t, o, r);
+    return kind == K_I32 || kind == K_U32 || kind == K_I64 || kind == K_U64 || kind == K_F32 ||
+           kind == K_F64;
 }
 
 void narmau_acc_lock(uint64_t *lock)
@@ -612,28 +690,7 @@ static int elem_op_init(elem_op *e, MPI_Datatype basic, MPI_Op op)
     e->op = op;
     e->opc = op_code(op);
     if (e->opc == O_USER) return NARMA_ERR_OP;
-    /* classify() scans a table and may ask MPI for sizes: remember the last
-     * few answers per thread (basic types are predefined, so they never change). */
-    static _Thread_local struct {
-        MPI_Datatype type;
-        int cls, kind, valid;
-    } memo[4];
-    static _Thread_local unsigned memo_next;
-    int hit = 0;
-    for (int i = 0; i < 4 && !hit; i++)
-        if (memo[i].valid && memo[i].type == basic) {
-            cls = memo[i].cls;
-            e->kind = memo[i].kind;
-            hit = 1;
-        }
-    if (!hit) {
-        classify(basic, &cls, &e->kind);
-        unsigned slot = memo_next++ & 3;
-        memo[slot].type = basic;
-        memo[slot].cls = cls;
-        memo[slot].kind = e->kind;
-        memo[slot].valid = 1;
-    }
+    classify_memo(basic, &cls, &e->kind);
     if (!op_allowed(e->opc, cls)) return NARMA_ERR_OP;
     if ((rc = narmau_dtype_get(basic, &b))) return rc;
     if (b->nblocks < 0) return NARMA_ERR_TYPE;
@@ -650,7 +707,7 @@ int narmau_acc_apply(void *taddr, int tcount, MPI_Datatype ttype, const void *or
 {
     const narmau_dtype *d;
     elem_op e;
-    int rc, locked = 0;
+    int rc;
     if (tcount < 0) return NARMA_ERR_COUNT;
     if ((rc = narmau_dtype_get(ttype, &d))) return rc;
     if ((rc = elem_op_init(&e, d->basic, op))) return rc;
@@ -659,12 +716,18 @@ int narmau_acc_apply(void *taddr, int tcount, MPI_Datatype ttype, const void *or
     MPI_Aint n = (MPI_Aint)tcount * (d->size / e.size);
     const char *o = origin;
     char *r = result;
+    if (n == 0) return 0;
 
-    if (d->contiguous && e.dense) { /* elements back to back */
-        char *t = (char *)taddr + (n ? d->blocks[0].off : 0);
-        for (MPI_Aint i = 0; i < n && !rc; i++)
-            rc = apply_one(&e, t + i * e.size, o ? o + i * e.stride : NULL,
-                           r ? r + i * e.stride : NULL, lock, &locked);
+    if (lock) narmau_acc_lock(lock); /* the whole call: see the header */
+    if (d->contiguous && e.dense) {  /* elements back to back */
+        char *t = (char *)taddr + d->blocks[0].off;
+        uintptr_t mis = (uintptr_t)t | (uintptr_t)o | (uintptr_t)r;
+        if (!fast_kind(e.kind) || (mis & (uintptr_t)(e.size - 1)) != 0 ||
+            apply_fast(e.kind, e.opc, t, o, r, n) != 0) {
+            for (MPI_Aint i = 0; i < n && !rc; i++)
+                rc = apply_plain(&e, t + i * e.size, o ? o + i * e.stride : NULL,
+                                 r ? r + i * e.stride : NULL);
+        }
     } else {
         /* Walk the data bytes of the type map; an element starts wherever
          * a multiple of its size has been consumed, and its bytes follow
@@ -677,8 +740,8 @@ int narmau_acc_apply(void *taddr, int tcount, MPI_Datatype ttype, const void *or
                 while (len > 0 && !rc) {
                     MPI_Aint part = consumed % e.size;
                     if (part == 0) {
-                        rc = apply_one(&e, ibase + off, o ? o + i * e.stride : NULL,
-                                       r ? r + i * e.stride : NULL, lock, &locked);
+                        rc = apply_plain(&e, ibase + off, o ? o + i * e.stride : NULL,
+                                         r ? r + i * e.stride : NULL);
                         i++;
                     }
                     MPI_Aint take = e.size - part < len ? e.size - part : len;
@@ -689,7 +752,7 @@ int narmau_acc_apply(void *taddr, int tcount, MPI_Datatype ttype, const void *or
             }
         }
     }
-    if (locked) narmau_acc_unlock(lock);
+    if (lock) narmau_acc_unlock(lock);
     return rc;
 }
 
@@ -699,37 +762,13 @@ int narmau_acc_cas(void *taddr, const void *origin, const void *compare, void *r
     int cls, kind;
     const narmau_dtype *b;
     if (type == MPI_DATATYPE_NULL) return NARMA_ERR_TYPE;
-    classify(type, &cls, &kind);
+    classify_memo(type, &cls, &kind);
     if (cls != CL_CINT && cls != CL_FINT && cls != CL_LOGICAL && cls != CL_BYTE &&
         cls != CL_MULTI && cls != CL_FLOAT)
         return NARMA_ERR_TYPE;
     int rc = narmau_dtype_get(type, &b);
     if (rc) return rc;
     size_t size = (size_t)b->size;
-    if ((size == 1 || size == 2 || size == 4 || size == 8) && b->size == b->extent &&
-        ((uintptr_t)taddr & (size - 1)) == 0) {
-        /* acq_rel cas: same pairing as the accumulate RMWs on this element */
-#define CAS_N(T, W)                                                    \
-    {                                                                  \
-        T expect, desired;                                             \
-        memcpy(&expect, compare, sizeof(T));                           \
-        memcpy(&desired, origin, sizeof(T));                           \
-        narmau_atomic_cas_u##W((T *)taddr, &expect, desired);          \
-        memcpy(result, &expect, sizeof(T)); /* old value either way */ \
-        return 0;                                                      \
-    }
-        switch (size) {
-        case 1:
-            CAS_N(uint8_t, 8)
-        case 2:
-            CAS_N(uint16_t, 16)
-        case 4:
-            CAS_N(uint32_t, 32)
-        default:
-            CAS_N(uint64_t, 64)
-        }
-#undef CAS_N
-    }
     /* result may alias origin or compare: read both first */
     elem_buf desired, expect, old;
     if (size > sizeof(elem_buf)) return NARMA_ERR_TYPE;

@@ -12,7 +12,7 @@
  * Segment of each rank (offsets, all cache-line aligned):
  *   [0]                 header: magic, layout version, slot size, slot count
  *   [LOCK]              passive-target lock word
- *   [ACCLOCK]           lock for accumulates on elements wider than 8 bytes
+ *   [ACCLOCK]           lock of every accumulate-family call into my memory
  *   [DYN]               dynamic windows: where the rank's region table is (dynamic.h)
  *   [FENCE + 64*k]      fence-barrier round k counter, k < 64
  *   [GRANT + 64*r]      exposures rank r granted me
