@@ -8,7 +8,9 @@
  *  - Compare_and_swap swaps only on equality and returns the old value;
  *  - MAXLOC / MINLOC on MPI_2INT pick the lowest index among ties;
  *  - concurrent SUMs from all ranks to one element lose nothing, and
- *    Fetch_and_op counters hand out unique tickets.
+ *    Fetch_and_op counters hand out unique tickets;
+ *  - vector SUMs of doubles and single-element FAO / GACC / CAS on the same
+ *    elements at once lose nothing.
  */
 #include "common.h"
 
@@ -481,6 +483,91 @@ static void contention(void)
     CHECK_RC(NARMA_Win_free(&win));
 }
 
+/* Large accumulates and single-element atomics on the same elements at once:
+ * vector SUMs by the even ranks (the typed, vectorised loops), Fetch_and_op,
+ * Get_accumulate and a Compare_and_swap increment loop (integers only: MPI
+ * allows no floating type there) by the odd ranks, all into the same elements
+ * of one target. Every contribution is an integer, so the totals are exact in
+ * double too; one lost update changes them. */
+static void bulk_vs_single(void)
+{
+    const int K = (int)env_long("NARMA_TEST_ACC_ITERS", 1000);
+    enum { V = 256 };
+    const int hot = size - 1, nbulk = (size + 1) / 2, nsingle = size / 2;
+    double *dbase, dones[V], done_ = 1.0, dgot[8];
+    long long *lbase, lones[V], lone = 1, lgot;
+    NARMA_Win dwin, lwin;
+    CHECK_RC(NARMA_Win_allocate(V * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                &dbase, &dwin));
+    CHECK_RC(NARMA_Win_allocate(V * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                                MPI_COMM_WORLD, &lbase, &lwin));
+    for (int i = 0; i < V; i++) {
+        dbase[i] = 0;
+        lbase[i] = 0;
+        dones[i] = 1.0;
+        lones[i] = 1;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    test_phase("vector SUMs against FAO, GACC and a CAS loop on the same elements");
+    CHECK_RC(NARMA_Win_lock_all(0, dwin));
+    CHECK_RC(NARMA_Win_lock_all(0, lwin));
+    for (int i = 0; i < K; i++) {
+        int e = (i * 7) % (V - 8);
+        if (rank % 2 == 0) {
+            CHECK_RC(
+                NARMA_Accumulate(dones, V, MPI_DOUBLE, hot, 0, V, MPI_DOUBLE, NARMA_SUM, dwin));
+            CHECK_RC(NARMA_Accumulate(lones, V, MPI_LONG_LONG, hot, 0, V, MPI_LONG_LONG, NARMA_SUM,
+                                      lwin));
+        } else {
+            double dold;
+            CHECK_RC(NARMA_Fetch_and_op(&done_, &dold, MPI_DOUBLE, hot, e, NARMA_SUM, dwin));
+            CHECK_RC(NARMA_Get_accumulate(dones, 8, MPI_DOUBLE, dgot, 8, MPI_DOUBLE, hot, e, 8,
+                                          MPI_DOUBLE, NARMA_SUM, dwin));
+            CHECK_RC(NARMA_Fetch_and_op(&lone, &lgot, MPI_LONG_LONG, hot, e, NARMA_SUM, lwin));
+            for (;;) { /* one increment of element e + 1 by compare-and-swap */
+                long long cur, next, prev;
+                CHECK_RC(
+                    NARMA_Fetch_and_op(NULL, &cur, MPI_LONG_LONG, hot, e + 1, NARMA_NO_OP, lwin));
+                CHECK_RC(NARMA_Win_flush(hot, lwin));
+                next = cur + 1;
+                CHECK_RC(
+                    NARMA_Compare_and_swap(&next, &cur, &prev, MPI_LONG_LONG, hot, e + 1, lwin));
+                CHECK_RC(NARMA_Win_flush(hot, lwin));
+                if (prev == cur) break;
+            }
+        }
+        if (i % 50 == 49) {
+            CHECK_RC(NARMA_Win_flush_all(dwin));
+            CHECK_RC(NARMA_Win_flush_all(lwin));
+        }
+    }
+    CHECK_RC(NARMA_Win_unlock_all(lwin));
+    CHECK_RC(NARMA_Win_unlock_all(dwin));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == hot) {
+        CHECK_RC(NARMA_Win_lock(NARMA_LOCK_SHARED, rank, 0, dwin));
+        CHECK_RC(NARMA_Win_lock(NARMA_LOCK_SHARED, rank, 0, lwin));
+        double dtotal = 0, dwant = (double)K * (nbulk * V + nsingle * (1 + 8));
+        long long ltotal = 0, lwant = (long long)K * (nbulk * V + nsingle * 2);
+        for (int i = 0; i < V; i++) {
+            dtotal += dbase[i];
+            ltotal += lbase[i];
+            CHECK(dbase[i] >= (double)nbulk * K && lbase[i] >= (long long)nbulk * K,
+                  "element %d = %.0f / %lld, below the %d vector sums", i, dbase[i], lbase[i],
+                  nbulk * K);
+        }
+        CHECK(dtotal == dwant, "double elements sum to %.0f, expected %.0f (lost updates)", dtotal,
+              dwant);
+        CHECK(ltotal == lwant, "long long elements sum to %lld, expected %lld (lost updates)",
+              ltotal, lwant);
+        CHECK_RC(NARMA_Win_unlock(rank, lwin));
+        CHECK_RC(NARMA_Win_unlock(rank, dwin));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_RC(NARMA_Win_free(&lwin));
+    CHECK_RC(NARMA_Win_free(&dwin));
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv, "test_accumulate", 45);
@@ -494,5 +581,6 @@ int main(int argc, char **argv)
     fetching_ops();
     maxloc_minloc();
     contention();
+    bulk_vs_single();
     return test_finish();
 }
