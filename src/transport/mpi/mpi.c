@@ -160,6 +160,7 @@
 #include "util/dtype.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -968,6 +969,39 @@ static int region_at(const struct narmat_mpi_region *r, int n, MPI_Aint a, int h
     return -1;
 }
 
+/* Open MPI's osc/rdma can refuse an access to a dynamic window with
+ * MPI_ERR_RMA_RANGE although the target's MPI_Win_attach returned before the
+ * target published the region in the table narma checked the access against
+ * (open-mpi/ompi#8475: the origin's view of the target's regions lags). Such a
+ * refusal is retried, yielding, for up to a second; any other error, or one on
+ * a window that is not dynamic, is returned at once. Returns 1 to retry. */
+static int dyn_refused(const struct narmat_mpi *t, int mrc, double *since)
+{
+    int cls = MPI_ERR_OTHER;
+    if (t->ntabs == 0 || MPI_Error_class(mrc, &cls) != MPI_SUCCESS || cls != MPI_ERR_RMA_RANGE)
+        return 0;
+    double now = MPI_Wtime();
+    if (*since < 0) {
+        *since = now;
+        if (narmau_verbose())
+            fprintf(stderr, "narma: mpi transport: MPI refused an access to an attached region "
+                            "narma knows of (MPI_ERR_RMA_RANGE); retrying\n");
+    }
+    if (now - *since > 1.0) return 0;
+    sched_yield();
+    return 1;
+}
+
+/* One MPI data call on t->data, retried while dyn_refused says so. */
+#define DATA_MPI(t, call)                                                     \
+    do {                                                                      \
+        double since_ = -1;                                                   \
+        int m_;                                                               \
+        while ((m_ = (call)) != MPI_SUCCESS && dyn_refused((t), m_, &since_)) \
+            ;                                                                 \
+        if (m_ != MPI_SUCCESS) return narmau_mpi_error(m_);                   \
+    } while (0)
+
 /* Does the access need cutting? Only when its span leaves the region holding its first byte. */
 static int split_needed(struct narmat_win *w, int target, MPI_Aint disp, int tcount,
                         MPI_Datatype ttype)
@@ -1031,15 +1065,18 @@ static int split_issue(struct narmat_win *w, const struct piece *p, int np, int 
             int m, oc = has_origin;
             MPI_Datatype on = has_origin ? ot : et;
             t->dirty[target] = 1;
-            if (kind == SPLIT_PUT)
-                m = MPI_Put(oaddr, 1, ot, target, p[i].t, 1, tt, t->data);
-            else if (kind == SPLIT_GET)
-                m = MPI_Get((void *)oaddr, 1, ot, target, p[i].t, 1, tt, t->data);
-            else if (raddr == NULL)
-                m = MPI_Accumulate(oaddr, 1, ot, target, p[i].t, 1, tt, op, t->data);
-            else
-                m = MPI_Get_accumulate(oaddr, oc, on, raddr, 1, rt, target, p[i].t, 1, tt, op,
-                                       t->data);
+            double since = -1;
+            do {
+                if (kind == SPLIT_PUT)
+                    m = MPI_Put(oaddr, 1, ot, target, p[i].t, 1, tt, t->data);
+                else if (kind == SPLIT_GET)
+                    m = MPI_Get((void *)oaddr, 1, ot, target, p[i].t, 1, tt, t->data);
+                else if (raddr == NULL)
+                    m = MPI_Accumulate(oaddr, 1, ot, target, p[i].t, 1, tt, op, t->data);
+                else
+                    m = MPI_Get_accumulate(oaddr, oc, on, raddr, 1, rt, target, p[i].t, 1, tt, op,
+                                           t->data);
+            } while (m != MPI_SUCCESS && dyn_refused(t, m, &since));
             if (m != MPI_SUCCESS) rc = narmau_mpi_error(m);
         }
         if (tt != MPI_DATATYPE_NULL) MPI_Type_free(&tt);
@@ -1142,9 +1179,9 @@ static int data_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Dat
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
-        NARMAU_MPI(MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+        DATA_MPI(t, MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
-        NARMAU_MPI(MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+        DATA_MPI(t, MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
@@ -1158,9 +1195,9 @@ static int data_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype 
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
-        NARMAU_MPI(MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+        DATA_MPI(t, MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
-        NARMAU_MPI(MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+        DATA_MPI(t, MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
@@ -1178,13 +1215,13 @@ static int data_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Dat
         NARMAU_MPI(
             MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data, mreq));
     else if (raddr == NULL)
-        NARMAU_MPI(MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
+        DATA_MPI(t, MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
     else if (mreq)
-        NARMAU_MPI(MPI_Rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
-                                       tcount, ttype, op, t->data, mreq));
+        DATA_MPI(t, MPI_Rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+                                        tcount, ttype, op, t->data, mreq));
     else
-        NARMAU_MPI(MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
-                                      tcount, ttype, op, t->data));
+        DATA_MPI(t, MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+                                       tcount, ttype, op, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
@@ -1216,7 +1253,7 @@ static int narmat_mpi_cas(struct narmat_win *w, const void *oaddr, const void *c
     struct narmat_mpi *t = tp_of(w);
     disp = mpi_disp(w, t, target, disp);
     t->dirty[target] = 1;
-    NARMAU_MPI(MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
+    DATA_MPI(t, MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
     return narmat_mpi_local_done(t, target, NULL);
 }
 
