@@ -138,8 +138,15 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     rc = win_check_args(size, disp_unit, base, flavor, baseptr, out);
     if (rc == NARMA_SUCCESS && (w = calloc(1, sizeof(*w))) == NULL)
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window");
-    if ((rc = win_agree(rc, comm, NULL))) {
-        free(w);
+    if (rc != NARMA_SUCCESS) {
+        /* Take part in the collectives the others make before their agreement (the dup, then
+         * win_agree below), so that they learn of this failure there instead of waiting. */
+        MPI_Comm dup;
+        unsigned flat = 0;
+        if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS) return rc;
+        MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        win_agree(rc, dup, &flat);
+        MPI_Comm_free(&dup);
         return rc;
     }
     w->magic = NARMAI_WIN_MAGIC;

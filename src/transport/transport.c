@@ -111,9 +111,11 @@ int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
     MPI_Comm_size(comm, &size);
     MPI_Comm_size(node, &nsize);
     MPI_Comm_free(&node);
-    /* MIN over ranks: {every rank on one node, every rank alone on its node} */
-    int mine[2] = {nsize == size, nsize == 1}, all[2];
-    NARMAU_MPI(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm));
+    /* Sharing a node is an equivalence: when one rank's node holds every rank, every rank's
+     * does, and all of them see it without asking the others. Otherwise MIN over ranks of
+     * {every rank on one node (0 by now), every rank alone on its node}. */
+    int mine[2] = {nsize == size, nsize == 1}, all[2] = {1, 0};
+    if (!mine[0]) NARMAU_MPI(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm));
     if (all[0])
         *ops = &narmat_shm_ops;
     else if (!all[1])

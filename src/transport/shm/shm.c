@@ -480,14 +480,23 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     }
 
     /* Agree on the ring geometry (every rank must use the same), on whether any rank asked for
-     * pulled puts, and on stage 1. */
+     * pulled puts, and on stage 1, in one reduction. */
+    int geo[2];
     if (rc == NARMA_SUCCESS) s->pull_min = shm_pull_threshold(w);
-    int geo[2] = {(int)w->ring_slots, rc == NARMA_SUCCESS && s->pull_min > 0};
-    if ((mrc = MPI_Allreduce(MPI_IN_PLACE, geo, 2, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
-        if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
-        goto out;
+    {
+        struct shm_status st1 = status_of(rc);
+        int v[4] = {(int)w->ring_slots, rc == NARMA_SUCCESS && s->pull_min > 0, st1.err,
+                    st1.fallback};
+        if ((mrc = MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MAX, w->comm)) != MPI_SUCCESS) {
+            if (rc == NARMA_SUCCESS) rc = narmau_mpi_error(mrc);
+            goto out;
+        }
+        geo[0] = v[0];
+        geo[1] = v[1];
+        st1.err = v[2];
+        st1.fallback = v[3];
+        if ((rc = shm_verdict(rc, st1)) != NARMA_SUCCESS) goto out;
     }
-    if (shm_agree(rc, w->comm, &rc, NULL) || rc != NARMA_SUCCESS) goto out;
     const unsigned slots = (unsigned)geo[0];
     s->mask = slots - 1;
     s->off_fence = 4 * LINE;
