@@ -65,6 +65,7 @@ enum scheme_id {
     S_NARMA_NOTIFY_DYNAMIC,
     S_NARMA_NOTIFY_DEFERRED,
     S_NARMA_NOTIFY_PERSISTENT,
+    S_NARMA_NOTIFY_COUNTER,
     S_RAW_SHM,
     S_COUNT
 };
@@ -83,6 +84,7 @@ static const struct pp_scheme *const schemes[S_COUNT] = {
     [S_NARMA_NOTIFY_DYNAMIC] = &pp_narma_notify_dynamic,
     [S_NARMA_NOTIFY_DEFERRED] = &pp_narma_notify_deferred,
     [S_NARMA_NOTIFY_PERSISTENT] = &pp_narma_notify_persistent,
+    [S_NARMA_NOTIFY_COUNTER] = &pp_narma_notify_counter,
     [S_RAW_SHM] = &pp_raw_shm,
 };
 
@@ -103,6 +105,7 @@ static const struct {
     {S_NARMA_NOTIFY_DEFERRED, S_MPI_FLUSH_FLAG, "deferred/flush_flag"}, /* MPI's rules */
     {S_NARMA_NOTIFY_PERSISTENT, S_RAW_SHM, "persistent/raw"},
     {S_NARMA_NOTIFY_PERSISTENT, S_NARMA_NOTIFY, "persistent/notify"},
+    {S_NARMA_NOTIFY_COUNTER, S_NARMA_NOTIFY, "counter/notify"}, /* the two models */
 };
 
 /* ---- options ----------------------------------------------------------- */

@@ -819,3 +819,57 @@ void pp_narma_costs(const struct pp_env *env, int samples, struct pp_costs *out)
     NARMA_CHECK(NARMA_Win_unlock_all(win));
     NARMA_CHECK(NARMA_Win_free(&win));
 }
+
+/* ---- narma_notify_counter ------------------------------------------------ */
+/* The MPI-5.1 draft's model: NARMA_Put_notify_idx + Win_flush (as Listing 1), the receiver
+ * waits on a threshold request (NARMA_Win_notify_ithreshold + NARMA_Wait) for its counter 0
+ * to reach the rounds received so far (cumulative: nothing reset). */
+static int counter_setup(const struct pp_env *env, struct pp_inst *inst)
+{
+    win_setup_info(env, inst, pp_flavor, 0);
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Win_set_num_notify(st->win, MPI_INFO_NULL, 1));
+    NARMA_CHECK(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, st->win));
+    st->seq = 0;
+    return PP_READY;
+}
+
+static void counter_teardown(struct pp_inst *inst)
+{
+    struct narma_state *st = inst->priv;
+    NARMA_CHECK(NARMA_Win_unlock_all(st->win));
+    win_teardown(inst);
+}
+
+static void counter_wait(struct narma_state *st)
+{
+    NARMA_Request r;
+    NARMA_CHECK(NARMA_Win_notify_ithreshold(st->win, 0, (MPI_Count)++st->seq, &r));
+    NARMA_CHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+}
+
+static void counter_round(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    if (env->rank == PP_SERVER) {
+        counter_wait(st);
+        pp_consume(inst->rbuf, size);
+    }
+    NARMA_CHECK(NARMA_Put_notify_idx(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                                     st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                                     (int)size, MPI_BYTE, 0, st->win));
+    NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
+    if (env->rank == PP_CLIENT) {
+        counter_wait(st);
+        pp_consume(inst->rbuf, size);
+    }
+}
+
+const struct pp_scheme pp_narma_notify_counter = {
+    .name = "narma_notify_counter",
+    .what = "counter-indexed (MPI-5.1 draft): Put_notify_idx + Win_flush, ithreshold + Wait",
+    .setup = counter_setup,
+    .teardown = counter_teardown,
+    .round = counter_round,
+};

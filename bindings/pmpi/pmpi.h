@@ -32,6 +32,7 @@
     X(RACC, "MPI_Raccumulate")              \
     X(RGACC, "MPI_Rget_accumulate")         \
     X(NOTIFY, "MPIX_*_notify_tagged")       \
+    X(COUNTER, "MPIX_*_notify (counters)")  \
     X(FENCE, "MPI_Win_fence")               \
     X(POST, "MPI_Win_post")                 \
     X(START, "MPI_Win_start")               \
@@ -100,6 +101,9 @@ int pw_error_comm(MPI_Comm comm, int narma_rc);
 /* Requests (request.c): an MPI_Request standing for a narma request. */
 int preq_new(NARMA_Request nr, int persistent, MPI_Win win, MPI_Request *out);
 extern int preq_live; /* requests of narma in the table: 0 means every request is MPI's */
+
+/* The MPI error class of NARMA_ERR_NOTIFY_IDX, added to MPI's on first use (counter.c). */
+int pw_notify_idx_class(void);
 
 /* Report (window.c). */
 void pw_report(void);

@@ -115,6 +115,8 @@ static int mpi_class_of(int rc)
     }
     case NARMA_ERR_INTERN:
         return MPI_ERR_INTERN;
+    case NARMA_ERR_NOTIFY_IDX:
+        return pw_notify_idx_class();
     default:
         return MPI_ERR_OTHER;
     }
@@ -353,7 +355,8 @@ NARMA_PMPI_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val
     struct pw *p = pw_find(win);
     if (p != NULL && p->nw != NARMA_WIN_NULL &&
         (keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE || keyval == MPI_WIN_DISP_UNIT ||
-         keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL))
+         keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL ||
+         keyval == MPIX_WIN_NOTIFICATION_NUM_UB || keyval == MPIX_WIN_NOTIFICATION_VALUE_UB))
         PW_RET(win, NARMA_Win_get_attr(p->nw, keyval, attribute_val, flag));
     return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
 }

@@ -75,6 +75,12 @@ typedef MPI_Op NARMA_Op;
 #define NARMA_WIN_CREATE_FLAVOR MPI_WIN_CREATE_FLAVOR
 #define NARMA_WIN_MODEL         MPI_WIN_MODEL
 
+/* Attributes of counter-indexed notifications (NARMA_Win_get_attr; the value is a pointer to
+ * an MPI_Count): the largest number of counters NARMA_Win_set_num_notify accepts, and the
+ * largest value a counter reaches (it saturates there: it never wraps). */
+#define NARMA_WIN_NOTIFICATION_NUM_UB   (-0x4e4e0001)
+#define NARMA_WIN_NOTIFICATION_VALUE_UB (-0x4e4e0002)
+
 /* Operations. */
 #define NARMA_SUM     MPI_SUM
 #define NARMA_PROD    MPI_PROD
@@ -113,6 +119,7 @@ enum narma_error {
     NARMA_ERR_UNSUPPORTED,  /**< not supported by the selected transport */
     NARMA_ERR_MPI,          /**< an MPI call failed: see NARMA_Get_mpi_error() */
     NARMA_ERR_INTERN,       /**< internal error (a bug: please report) */
+    NARMA_ERR_NOTIFY_IDX,   /**< notification counter index outside the target's counters */
     NARMA_ERR_LASTCODE
 };
 
@@ -367,6 +374,100 @@ NARMA_API int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expect
                                 NARMA_Request *request);
 NARMA_API int NARMA_Start(NARMA_Request *request);
 NARMA_API int NARMA_Startall(int count, NARMA_Request array_of_requests[]);
+
+/* ---- Counter-indexed notifications (MPI-5.1 draft) ------------------- */
+/*
+ * The second notification model, as the MPI Forum's RMA working group drafts it
+ * (MPI_Win_set_num_notify, MPI_Put_notify(..., notification_idx, win), ...):
+ * each process exposes n counters on a window; a counter-notified access
+ * increments counter notification_idx AT THE TARGET once its data is there (a
+ * get: once the data was read from the target), whatever path moved it. The
+ * target reads, resets or waits on its counters; nothing is matched and no
+ * source or tag is recorded. Names carry the suffix _idx (the tag-matched
+ * NARMA_Put_notify keeps its name); the MPIX_ names of <narma/narma_mpix.h>
+ * spell the draft's exactly. docs/notify-models.md compares the two models.
+ *
+ * Passive target only (the draft's rule): the access needs an open lock or
+ * lock_all epoch toward target_rank, else NARMA_ERR_RMA_SYNC; when that epoch
+ * is still waiting for its lock (NARMA_Win_ilock) the call waits for it. On
+ * return the access is complete at the target with its increment, as a
+ * tag-matched notified access is (on a window with
+ * narma_notify_completion=flush: at the next flush or progress). Both models
+ * may be used on one window at the same time. Counters live in the target
+ * process and advance when it enters narma (any call that reads a counter or
+ * waits drives progress): memory is 8 bytes per counter per process, plus one
+ * int per rank for NARMA_Win_get_num_notify. A counter saturates at
+ * NARMA_WIN_NOTIFICATION_VALUE_UB.
+ *
+ * Errors: NARMA_ERR_NOTIFY_IDX for an index outside 0..n-1 of the target
+ * (n = 0 until NARMA_Win_set_num_notify), and every error of the plain call.
+ * Thread safety: as the rest of narma.
+ */
+/** Collective: give every process of the window n counters (n may differ between
+ *  processes; 0 removes them), all set to 0. No counter-notified access may be in flight
+ *  toward this process, and no threshold request pending on the window (NARMA_ERR_PENDING).
+ *  info is reserved (MPI_INFO_NULL). NARMA_ERR_ARG: n < 0 or above NARMA_WIN_NOTIFICATION_NUM_UB.
+ */
+NARMA_API int NARMA_Win_set_num_notify(NARMA_Win win, MPI_Info info, int n);
+/** The number of counters target_rank has on the window (local). */
+NARMA_API int NARMA_Win_get_num_notify(NARMA_Win win, int target_rank, int *n);
+NARMA_API int NARMA_Put_notify_idx(const void *origin_addr, int origin_count,
+                                   MPI_Datatype origin_datatype, int target_rank,
+                                   MPI_Aint target_disp, int target_count,
+                                   MPI_Datatype target_datatype, int notification_idx,
+                                   NARMA_Win win);
+NARMA_API int NARMA_Get_notify_idx(void *origin_addr, int origin_count,
+                                   MPI_Datatype origin_datatype, int target_rank,
+                                   MPI_Aint target_disp, int target_count,
+                                   MPI_Datatype target_datatype, int notification_idx,
+                                   NARMA_Win win);
+NARMA_API int NARMA_Accumulate_notify_idx(const void *origin_addr, int origin_count,
+                                          MPI_Datatype origin_datatype, int target_rank,
+                                          MPI_Aint target_disp, int target_count,
+                                          MPI_Datatype target_datatype, NARMA_Op op,
+                                          int notification_idx, NARMA_Win win);
+NARMA_API int NARMA_Get_accumulate_notify_idx(const void *origin_addr, int origin_count,
+                                              MPI_Datatype origin_datatype, void *result_addr,
+                                              int result_count, MPI_Datatype result_datatype,
+                                              int target_rank, MPI_Aint target_disp,
+                                              int target_count, MPI_Datatype target_datatype,
+                                              NARMA_Op op, int notification_idx, NARMA_Win win);
+/** Request-based forms: the request completes locally (it is complete on return, as the
+ *  access is). */
+NARMA_API int NARMA_Rput_notify_idx(const void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, int target_rank,
+                                    MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, int notification_idx,
+                                    NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Rget_notify_idx(void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, int target_rank,
+                                    MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, int notification_idx,
+                                    NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Raccumulate_notify_idx(const void *origin_addr, int origin_count,
+                                           MPI_Datatype origin_datatype, int target_rank,
+                                           MPI_Aint target_disp, int target_count,
+                                           MPI_Datatype target_datatype, NARMA_Op op,
+                                           int notification_idx, NARMA_Win win,
+                                           NARMA_Request *request);
+NARMA_API int NARMA_Rget_accumulate_notify_idx(const void *origin_addr, int origin_count,
+                                               MPI_Datatype origin_datatype, void *result_addr,
+                                               int result_count, MPI_Datatype result_datatype,
+                                               int target_rank, MPI_Aint target_disp,
+                                               int target_count, MPI_Datatype target_datatype,
+                                               NARMA_Op op, int notification_idx, NARMA_Win win,
+                                               NARMA_Request *request);
+/** Read this process's counter idx (drives progress first, so arrived increments count). */
+NARMA_API int NARMA_Win_get_notify_value(NARMA_Win win, int notification_idx, MPI_Count *value);
+/** Set this process's counter idx to 0 and return its value before, atomically with respect
+ *  to increments (none is lost: each lands either in *old_value or in the new count). */
+NARMA_API int NARMA_Win_reset_notify_value(NARMA_Win win, int notification_idx,
+                                           MPI_Count *old_value);
+/** A request that completes once this process's counter idx is >= expected (Test/Wait and
+ *  friends; it does not change the counter). The window cannot be freed, nor its counters
+ *  changed, while it is pending (NARMA_ERR_PENDING); NARMA_Request_free withdraws it. */
+NARMA_API int NARMA_Win_notify_ithreshold(NARMA_Win win, int notification_idx, MPI_Count expected,
+                                          NARMA_Request *request);
 
 /* ---- Request completion (all request kinds) --------------------------- */
 

@@ -14,6 +14,8 @@
  *   - tag-matched notified access (foMPI-NA's model, NARMA_Put_notify & co.): named
  *     *_notify_tagged so that they never collide with the MPI-5.1 draft's counter-indexed
  *     MPI_Put_notify(..., notification_idx, win);
+ *   - counter-indexed notifications under the MPI-5.1 draft's names (MPIX_Put_notify(...,
+ *     notification_idx, win), MPIX_Win_get_notify_value, MPIX_Win_notify_ithreshold, ...);
  *   - MPIX_Win_get_narma, the narma window behind an MPI window, for programs that mix in
  *     NARMA_ calls.
  *
@@ -106,6 +108,62 @@ NARMA_API int MPIX_Accumulate_notify_tagged_init(const void *origin_addr, int or
  * match, MPI_Get_count(&status, MPI_BYTE, &n) its size. */
 NARMA_API int MPIX_Notify_tagged_init(MPI_Win win, int source, int tag, int expected_count,
                                       MPI_Request *request);
+
+/* ---- Counter-indexed notifications (the MPI-5.1 draft) ------------------- */
+/* The draft's MPI_ names with the MPIX_ prefix and its argument order
+ * (notification_idx before the window). Semantics: "Counter-indexed notifications" in
+ * narma.h (passive target only; counter notification_idx at the target is incremented once
+ * the access's data is there); docs/notify-models.md maps them onto the tag-matched model.
+ * The threshold request completes with MPI_Wait & co. A bad index fails with the error class
+ * MPIX_ERR_NOTIFY_IDX (added to MPI's at first use; MPI_Error_string describes it). */
+#define MPIX_WIN_NOTIFICATION_NUM_UB   NARMA_WIN_NOTIFICATION_NUM_UB
+#define MPIX_WIN_NOTIFICATION_VALUE_UB NARMA_WIN_NOTIFICATION_VALUE_UB
+/** The error class of a bad notification index (a dynamic MPI error class). */
+NARMA_API int MPIX_Err_notify_idx(void);
+#define MPIX_ERR_NOTIFY_IDX (MPIX_Err_notify_idx())
+NARMA_API int MPIX_Win_set_num_notify(MPI_Win win, MPI_Info info, int n);
+NARMA_API int MPIX_Win_get_num_notify(MPI_Win win, int target_rank, int *n);
+NARMA_API int MPIX_Put_notify(const void *origin_addr, int origin_count,
+                              MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                              int target_count, MPI_Datatype target_datatype, int notification_idx,
+                              MPI_Win win);
+NARMA_API int MPIX_Get_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                              int target_rank, MPI_Aint target_disp, int target_count,
+                              MPI_Datatype target_datatype, int notification_idx, MPI_Win win);
+NARMA_API int MPIX_Accumulate_notify(const void *origin_addr, int origin_count,
+                                     MPI_Datatype origin_datatype, int target_rank,
+                                     MPI_Aint target_disp, int target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, int notification_idx,
+                                     MPI_Win win);
+NARMA_API int MPIX_Get_accumulate_notify(const void *origin_addr, int origin_count,
+                                         MPI_Datatype origin_datatype, void *result_addr,
+                                         int result_count, MPI_Datatype result_datatype,
+                                         int target_rank, MPI_Aint target_disp, int target_count,
+                                         MPI_Datatype target_datatype, MPI_Op op,
+                                         int notification_idx, MPI_Win win);
+NARMA_API int MPIX_Rput_notify(const void *origin_addr, int origin_count,
+                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                               int target_count, MPI_Datatype target_datatype, int notification_idx,
+                               MPI_Win win, MPI_Request *request);
+NARMA_API int MPIX_Rget_notify(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               int target_rank, MPI_Aint target_disp, int target_count,
+                               MPI_Datatype target_datatype, int notification_idx, MPI_Win win,
+                               MPI_Request *request);
+NARMA_API int MPIX_Raccumulate_notify(const void *origin_addr, int origin_count,
+                                      MPI_Datatype origin_datatype, int target_rank,
+                                      MPI_Aint target_disp, int target_count,
+                                      MPI_Datatype target_datatype, MPI_Op op, int notification_idx,
+                                      MPI_Win win, MPI_Request *request);
+NARMA_API int MPIX_Rget_accumulate_notify(const void *origin_addr, int origin_count,
+                                          MPI_Datatype origin_datatype, void *result_addr,
+                                          int result_count, MPI_Datatype result_datatype,
+                                          int target_rank, MPI_Aint target_disp, int target_count,
+                                          MPI_Datatype target_datatype, MPI_Op op,
+                                          int notification_idx, MPI_Win win, MPI_Request *request);
+NARMA_API int MPIX_Win_get_notify_value(MPI_Win win, int notification_idx, MPI_Count *value);
+NARMA_API int MPIX_Win_reset_notify_value(MPI_Win win, int notification_idx, MPI_Count *old_value);
+NARMA_API int MPIX_Win_notify_ithreshold(MPI_Win win, int notification_idx, MPI_Count expected,
+                                         MPI_Request *request);
 
 /* ---- narma behind MPI ---------------------------------------------------- */
 /** The narma window that carries win, or NARMA_WIN_NULL when win is passed through to the

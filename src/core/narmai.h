@@ -141,6 +141,14 @@ void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64
 int narmai_notify_start(struct narmai_request *r);
 void narmai_notify_withdraw(struct narmai_request *r);
 
+/* ---- counter-indexed notifications (counter.c) ----
+ * A counter-notified access travels as a tag-matched one whose tag is negative: tag
+ * -1 - idx names counter idx (narmat_ctr_tag). The arrival callback counts it instead of
+ * matching it. */
+void narmai_counter_arrived(struct narmai_win *w, int32_t tag);
+void narmai_counter_free(struct narmai_win *w);
+int narmai_counter_attr(struct narmai_win *w, int keyval, void *val);
+
 /* ---- groups of post and start (group.c) ---- */
 enum { NARMAI_GROUP_CACHE = 4 }; /* translations remembered per window */
 struct narmai_group_entry {
@@ -190,6 +198,12 @@ struct narmai_win {
     narmau_dlist pull_reqs;   /* Rput_notify / persistent starts whose data is still moving */
     struct narmai_uq uq;
     struct narmai_epoch *free_epochs; /* recycled epoch objects */
+
+    /* counter-indexed notifications (counter.c): this process's counters, and how many
+     * every rank has (NULL until NARMA_Win_set_num_notify) */
+    uint64_t *ctr;
+    int nctr;
+    int *ctr_num; /* pending threshold requests count in nflush (they poll the window) */
 
     /* group translations of post and start (group.c) */
     struct narmai_group_entry gcache[NARMAI_GROUP_CACHE];

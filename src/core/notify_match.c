@@ -287,6 +287,10 @@ static inline void req_count_match(struct narmai_request *r, int32_t src, int32_
 /* Transport callback: one notification arrived (in arrival order). */
 void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64_t bytes)
 {
+    if (tag < 0) { /* counter-indexed (counter.c): counted, never matched */
+        narmai_counter_arrived(w, tag);
+        return;
+    }
     narmau_dlist *pos, *tmp;
     narmau_dlist_foreach_safe(pos, tmp, &w->active_reqs)
     {

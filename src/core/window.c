@@ -18,6 +18,7 @@ static void win_release(struct narmai_win *w)
     free(w->iota);
     if (w->group != MPI_GROUP_NULL) MPI_Group_free(&w->group);
     narmai_uq_destroy(&w->uq);
+    narmai_counter_free(w);
     if (w->t.comm != MPI_COMM_NULL) MPI_Comm_free(&w->t.comm);
     w->magic = 0;
     free(w);
@@ -335,7 +336,8 @@ int NARMA_Win_free_keyval(int *keyval)
 static int is_predefined_keyval(int k)
 {
     return k == MPI_WIN_BASE || k == MPI_WIN_SIZE || k == MPI_WIN_DISP_UNIT ||
-           k == MPI_WIN_CREATE_FLAVOR || k == MPI_WIN_MODEL;
+           k == MPI_WIN_CREATE_FLAVOR || k == MPI_WIN_MODEL || k == NARMA_WIN_NOTIFICATION_NUM_UB ||
+           k == NARMA_WIN_NOTIFICATION_VALUE_UB;
 }
 
 int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
@@ -364,6 +366,8 @@ int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
         *(int **)val = &win->t.flavor;
     else if (keyval == MPI_WIN_MODEL)
         *(int **)val = &win->t.model;
+    else if (narmai_counter_attr(win, keyval, val))
+        ;
     else {
         int rc = MPI_Win_get_attr(win->t.attr_win, keyval, val, flag);
         if (rc != MPI_SUCCESS) return NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);

@@ -139,7 +139,8 @@ struct narmat_ops {
     int (*flush_local)(struct narmat_win *w, int target); /* target < 0: all */
     int (*sync)(struct narmat_win *w); /* public/private copies, memory barrier */
 
-    /* Notified accesses. */
+    /* Notified accesses. A negative tag (-1 - idx, idx < 2^30) is a counter-indexed
+     * notification (core/counter.c): carried and delivered unchanged, like any tag. */
     int (*put_notify)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                       int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag);
     int (*get_notify)(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,

@@ -28,6 +28,7 @@ static const char *const narmau_error_strings[NARMA_ERR_LASTCODE] = {
     [NARMA_ERR_UNSUPPORTED] = "not supported by the window's transport",
     [NARMA_ERR_MPI] = "an MPI call failed (NARMA_Get_mpi_error gives its code)",
     [NARMA_ERR_INTERN] = "internal error in narma",
+    [NARMA_ERR_NOTIFY_IDX] = "notification counter index outside the target's counters",
 };
 
 const char *NARMA_Strerror(int errorcode)

@@ -44,7 +44,7 @@
  *              then write the record with ONE MPI_Accumulate(MPI_REPLACE) of
  *              seven uint64 words and flush ctl:
  *                w0 = pos + 1                      (the sequence number)
- *                w1 = chk << 32 | src
+ *                w1 = chk << 32 | ctr << 31 | src  (ctr: tag is a counter index)
  *                w2 = chk << 32 | kind << 30 | tag (tags are 30 bits)
  *                w3 = chk << 32 | bytes & 0xffffffff
  *                w4 = chk << 32 | bytes >> 32
@@ -197,6 +197,7 @@ _Static_assert(NARMAT_MPI_OFF_GRANT % NARMAT_MPI_LINE == 0, "grant[] starts on a
 struct narmat_mpi_seen {
     uint64_t ts, pos;
     int origin, second; /* found by the second pass */
+    int ctr;            /* the tag is a counter index (w1 bit 31) */
     uint64_t w2, bytes;
 };
 
@@ -1427,8 +1428,11 @@ static int narmat_mpi_enqueue(struct narmat_win *w, int target, int kind, int ta
     uint64_t seq = pos + 1, chk = (seq & UINT32_MAX) << 32;
     uint64_t u = (uint64_t)bytes, *r = t->out[target][pos & (t->slots - 1)].w;
     r[0] = seq;
-    r[1] = chk | (uint32_t)w->rank;
-    r[2] = chk | ((uint64_t)(uint32_t)kind << 30) | ((uint32_t)tag & NARMA_TAG_UB);
+    /* A negative tag (-1 - idx: a counter-indexed notification) travels as idx with bit 31
+     * of the src word set (ranks are below 2^31). */
+    uint32_t ctr = tag < 0 ? UINT32_C(1) << 31 : 0, tg = (uint32_t)(tag < 0 ? -1 - tag : tag);
+    r[1] = chk | (uint32_t)w->rank | ctr;
+    r[2] = chk | ((uint64_t)(uint32_t)kind << 30) | (tg & NARMA_TAG_UB);
     r[3] = chk | (u & UINT32_MAX);
     r[4] = chk | (u >> 32);
     if (w->notify_deferred) { /* written by the next flush, control update or poll */
@@ -1498,8 +1502,8 @@ static int ring_read(struct narmat_win *w, int o, uint64_t pos, uint64_t v[NARMA
     }
     /* MPI makes the five words atomic only one by one: check each. */
     for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
-        if ((v[i] >> 32) != chk) return 0; /* the rest arrives shortly: next poll */
-    return (int32_t)(uint32_t)v[1] == o;   /* only o writes its sub-ring */
+        if ((v[i] >> 32) != chk) return 0;             /* the rest arrives shortly: next poll */
+    return (int32_t)((uint32_t)v[1] & INT32_MAX) == o; /* only o writes its sub-ring */
 }
 
 /* Return credit to origin o: write how far its sub-ring was consumed into o's credit word
@@ -1533,6 +1537,7 @@ static int poll_pass(struct narmat_win *w, int n, int nrings, int second, int *f
             e->origin = o;
             e->second = second;
             e->w2 = v[2];
+            e->ctr = (int)(v[1] >> 31 & 1);
             e->bytes = (v[3] & UINT32_MAX) | (v[4] << 32);
             *last = o;
         }
@@ -1597,7 +1602,8 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
             t->head[e->origin]++;
             if (kind == NARMAT_MPI_NOTE_VOID) continue; /* a failed access: nothing to deliver */
             delivered++;
-            cb(arg, e->origin, (int32_t)(e->w2 & NARMA_TAG_UB), (int64_t)e->bytes);
+            int32_t tag = (int32_t)(e->w2 & NARMA_TAG_UB);
+            cb(arg, e->origin, e->ctr ? -1 - tag : tag, (int64_t)e->bytes);
         }
         for (int i = 0; i < n; i++) { /* each origin once; found[] is zero again after */
             int o = t->seen[i].origin;
