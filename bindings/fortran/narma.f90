@@ -737,19 +737,19 @@ contains
     if (k == MPI_WIN_MODEL) narmaf_keyval = NARMA_WIN_MODEL
   end function narmaf_keyval
 
-  pure logical function narmaf_win_eq(a, b)
+  elemental logical function narmaf_win_eq(a, b)
     type(NARMA_Win), intent(in) :: a, b
     narmaf_win_eq = transfer(a%handle, 0_c_intptr_t) == transfer(b%handle, 0_c_intptr_t)
   end function narmaf_win_eq
-  pure logical function narmaf_win_ne(a, b)
+  elemental logical function narmaf_win_ne(a, b)
     type(NARMA_Win), intent(in) :: a, b
     narmaf_win_ne = .not. narmaf_win_eq(a, b)
   end function narmaf_win_ne
-  pure logical function narmaf_req_eq(a, b)
+  elemental logical function narmaf_req_eq(a, b)
     type(NARMA_Request), intent(in) :: a, b
     narmaf_req_eq = transfer(a%handle, 0_c_intptr_t) == transfer(b%handle, 0_c_intptr_t)
   end function narmaf_req_eq
-  pure logical function narmaf_req_ne(a, b)
+  elemental logical function narmaf_req_ne(a, b)
     type(NARMA_Request), intent(in) :: a, b
     narmaf_req_ne = .not. narmaf_req_eq(a, b)
   end function narmaf_req_ne
