@@ -12,7 +12,8 @@
 !> (mpi_f08 conventions): MPI handles are mpi_f08 types, narma's are TYPE(NARMA_Win) and
 !> TYPE(NARMA_Request) (compare with == and /=, NARMA_WIN_NULL, NARMA_REQUEST_NULL),
 !> buffers are TYPE(*), DIMENSION(..) (any type and rank; contiguous, else NARMA_ERR_ARG;
-!> give them the ASYNCHRONOUS or TARGET attribute as for MPI's one-sided calls),
+!> give them, and window memory read from Fortran, the ASYNCHRONOUS attribute as for MPI's
+!> one-sided calls, or the compiler may keep window elements in registers across calls),
 !> displacements and sizes INTEGER(KIND=MPI_ADDRESS_KIND), flags LOGICAL, indices 1-based,
 !> statuses optional TYPE(MPI_Status) (omit them instead of passing MPI_STATUS_IGNORE).
 !> Constants are narma's C values (generated from narma.h at build time): use NARMA_LOCK_*,

@@ -79,6 +79,7 @@ program notify_ring
   end do
   bad = count(u(1:n) /= g(rank * n + 1:rank * n + n))
   call MPI_Allreduce(MPI_IN_PLACE, bad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  deallocate(g, gnew)
   if (rank == 0) then
      if (bad == 0) then
         print '(a,i0,a)', "notify_ring: ", rounds, " rounds, halos correct"
