@@ -73,6 +73,7 @@ program halo_f08
      end if
   end if
   call MPI_Comm_free(cart)
+  deallocate(ref)
   call MPI_Finalize()
   if (allbad /= 0) error stop 1
 end program halo_f08

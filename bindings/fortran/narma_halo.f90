@@ -7,10 +7,12 @@
 module narma_halo
   use, intrinsic :: iso_c_binding
   use mpi_f08, only: MPI_Comm, MPI_Datatype, MPI_DOUBLE_PRECISION
+  use narma, only: NARMA_SUCCESS
   implicit none
   private
 
-  integer, parameter, public :: NARMA_SUCCESS = 0
+  ! narma's own, so that a program may use both modules
+  public :: NARMA_SUCCESS
   ! strategies (values of NARMA_Halo_strategy)
   integer, parameter, public :: NARMA_HALO_DEFAULT = 0, NARMA_HALO_P2P = 1, &
        NARMA_HALO_FENCE = 2, NARMA_HALO_PSCW = 3, NARMA_HALO_PSCW_NB = 4, &
