@@ -136,6 +136,10 @@ int npy_halo_strategy_from_name(const char *name, int *strategy);
 size_t npy_halo_field_elems(int nz, int ny, int nx, int halo_x, int halo_y, int layout);
 
 /* Overhead probes: the same cffi dispatch without any work. */
+/* The C reference of the Python ping-pong (bench/micro/pingpong's narma_notify round, in C, on the
+ * caller's window and notification request): iters rounds; returns a narma error or 0. */
+int npy_bench_notify_pingpong(NARMA_Win win, NARMA_Request *req, const void *buf, int size,
+                              int peer, int tag, int iters, int server);
 int npy_noop(void);
 int npy_noop_args(void *a, int b, intptr_t c, int d, intptr_t e, int f, intptr_t g,
                   NARMA_Win win, int tag);
@@ -425,6 +429,24 @@ static size_t npy_halo_field_elems(int nz, int ny, int nx, int halo_x, int halo_
     d.halo_y = halo_y;
     d.layout = (NARMA_Halo_layout)layout;
     return NARMA_Halo_field_elems(&d);
+}
+
+static int npy_bench_notify_pingpong(NARMA_Win win, NARMA_Request *req, const void *buf,
+                                     int size, int peer, int tag, int iters, int server)
+{
+    int rc;
+    for (int i = 0; i < iters; i++) {
+        if (server) {
+            if ((rc = NARMA_Start(req)) || (rc = NARMA_Wait(req, MPI_STATUS_IGNORE))) return rc;
+        }
+        if ((rc = NARMA_Put_notify(buf, size, MPI_BYTE, peer, 0, size, MPI_BYTE, win, tag)))
+            return rc;
+        if ((rc = NARMA_Win_flush(peer, win))) return rc;
+        if (!server) {
+            if ((rc = NARMA_Start(req)) || (rc = NARMA_Wait(req, MPI_STATUS_IGNORE))) return rc;
+        }
+    }
+    return 0;
 }
 
 static int npy_noop(void) { return 0; }

@@ -80,6 +80,7 @@ def test_message_forms(comm):
     want[8:16] = left + 1
     want[20:22] = left + 1
     assert np.array_equal(mem, want)
+    win.Fence()  # everyone has checked before element 30 changes
     # Byte-typed origin into a double target: the signatures must agree (8 bytes = 1 double)
     b = np.frombuffer(np.float64(7.5).tobytes(), dtype=np.uint8).copy()
     win.Put([b, 8, MPI.BYTE], right, (30, 8, MPI.BYTE))
