@@ -17,8 +17,10 @@ ap.add_argument("--build", required=True)
 ap.add_argument("--np", type=int, required=True)
 ap.add_argument("--mpiexec", required=True)
 ap.add_argument("--preflags", default="")
+ap.add_argument("--script", action="store_true",
+                help="run the first file as a plain script (the rest are its arguments)")
 ap.add_argument("files", nargs="+")
-a = ap.parse_args()
+a, extra = ap.parse_known_args()
 
 pydir = os.path.join(a.build, "python")
 marker = os.path.join(pydir, "UNAVAILABLE")
@@ -36,8 +38,13 @@ env = dict(os.environ)
 env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
 env["PYTHONDONTWRITEBYTECODE"] = "1"
 here = os.path.dirname(os.path.abspath(__file__))
-cmd = ([a.mpiexec, "-n", str(a.np)] + shlex.split(a.preflags.replace(";", " ")) +
-       [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", here] +
-       [os.path.join(here, f) for f in a.files])
+launch = [a.mpiexec, "-n", str(a.np)] + shlex.split(a.preflags.replace(";", " "))
+if extra and not a.script:
+    ap.error("unknown arguments %s" % extra)
+if a.script:
+    cmd = launch + [sys.executable] + a.files + extra
+else:
+    cmd = (launch + [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
+                     here] + [os.path.join(here, f) for f in a.files])
 print(" ".join(cmd), flush=True)
 sys.exit(subprocess.call(cmd, env=env))
