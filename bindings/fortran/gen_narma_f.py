@@ -124,6 +124,20 @@ FUNCS = [
     ("Get_notify_init", GET + W + [("tag", "int")] + REQ),
     ("Accumulate_notify_init", RMA + [("op", "op")] + W + [("tag", "int")] + REQ),
     ("Notify_init", W + [("src_rank", "int"), ("tag", "int"), ("expected_count", "int")] + REQ),
+    # Counter-indexed notifications (the MPI-5.1 draft's model)
+    ("Win_set_num_notify", W + [("info", "info"), ("n", "int")]),
+    ("Win_get_num_notify", W + [("target_rank", "int"), ("n", "intout")]),
+    ("Put_notify_idx", RMA + [("notification_idx", "int")] + W),
+    ("Get_notify_idx", GET + [("notification_idx", "int")] + W),
+    ("Accumulate_notify_idx", RMA + [("op", "op"), ("notification_idx", "int")] + W),
+    ("Get_accumulate_notify_idx", GACC + [("op", "op"), ("notification_idx", "int")] + W),
+    ("Rput_notify_idx", RMA + [("notification_idx", "int")] + W + REQ),
+    ("Rget_notify_idx", GET + [("notification_idx", "int")] + W + REQ),
+    ("Raccumulate_notify_idx", RMA + [("op", "op"), ("notification_idx", "int")] + W + REQ),
+    ("Rget_accumulate_notify_idx", GACC + [("op", "op"), ("notification_idx", "int")] + W + REQ),
+    ("Win_get_notify_value", W + [("notification_idx", "int"), ("value", "countout")]),
+    ("Win_reset_notify_value", W + [("notification_idx", "int"), ("old_value", "countout")]),
+    ("Win_notify_ithreshold", W + [("notification_idx", "int"), ("expected", "count")] + REQ),
     ("Start", [("request", "reqinout")]),
     ("Startall", [("count", "int"), ("array_of_requests", "reqs")]),
     # Completion
@@ -157,7 +171,11 @@ def fwrap(head, items, tail, indent):
             cur = indent + "     " + piece
         else:
             cur += piece
-    cur += ")" + tail
+    if tail and len(cur) + 1 + len(tail) > 130:  # the tail (a bind(C) clause) on its own line
+        lines.append(cur + ") &")
+        cur = indent + "    " + tail.lstrip()
+    else:
+        cur += ")" + tail
     lines.append(cur)
     return "\n".join(lines)
 
@@ -194,6 +212,18 @@ def gen(spec):
             fact.append(a)
             idecl.append(f"integer(kind=MPI_ADDRESS_KIND), value :: {a}")
             cparams.append(f"MPI_Aint {a}")
+            cargs.append(a)
+        elif k == "count":
+            fdecl.append(f"integer(kind=MPI_COUNT_KIND), intent(in) :: {a}")
+            fact.append(a)
+            idecl.append(f"integer(kind=MPI_COUNT_KIND), value :: {a}")
+            cparams.append(f"MPI_Count {a}")
+            cargs.append(a)
+        elif k == "countout":
+            fdecl.append(f"integer(kind=MPI_COUNT_KIND), intent(out) :: {a}")
+            fact.append(a)
+            idecl.append(f"integer(kind=MPI_COUNT_KIND), intent(out) :: {a}")
+            cparams.append(f"MPI_Count *{a}")
             cargs.append(a)
         elif k in ("bufin", "buf"):
             intent = "intent(in), " if k == "bufin" else ""

@@ -34,7 +34,7 @@
 module narma
   use, intrinsic :: iso_c_binding
   use mpi_f08, only: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Group, MPI_Status, &
-       MPI_ADDRESS_KIND, MPI_STATUS_SIZE, MPI_Status_f2f08, MPI_WIN_BASE, MPI_WIN_SIZE, &
+       MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_STATUS_SIZE, MPI_Status_f2f08, MPI_WIN_BASE, MPI_WIN_SIZE, &
        MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL
   implicit none
   private
@@ -79,9 +79,12 @@ module narma
        NARMA_Fetch_and_op, NARMA_Compare_and_swap, NARMA_Rput, NARMA_Rget, &
        NARMA_Raccumulate, NARMA_Rget_accumulate, NARMA_Put_notify, NARMA_Get_notify, &
        NARMA_Rput_notify, NARMA_Rget_notify, NARMA_Accumulate_notify, NARMA_Put_notify_init, &
-       NARMA_Get_notify_init, NARMA_Accumulate_notify_init, NARMA_Notify_init, NARMA_Start, &
-       NARMA_Startall, NARMA_Test, NARMA_Wait, NARMA_Testany, &
-       NARMA_Waitany, NARMA_Request_free
+       NARMA_Get_notify_init, NARMA_Accumulate_notify_init, NARMA_Notify_init, NARMA_Win_set_num_notify, &
+       NARMA_Win_get_num_notify, NARMA_Put_notify_idx, NARMA_Get_notify_idx, NARMA_Accumulate_notify_idx, &
+       NARMA_Get_accumulate_notify_idx, NARMA_Rput_notify_idx, NARMA_Rget_notify_idx, NARMA_Raccumulate_notify_idx, &
+       NARMA_Rget_accumulate_notify_idx, NARMA_Win_get_notify_value, NARMA_Win_reset_notify_value, NARMA_Win_notify_ithreshold, &
+       NARMA_Start, NARMA_Startall, NARMA_Test, NARMA_Wait, &
+       NARMA_Testany, NARMA_Waitany, NARMA_Request_free
 
   interface
      subroutine c_fatal(rc, name) bind(C, name="narmaf_fatal")
@@ -658,6 +661,164 @@ module narma
        integer(c_int), value :: expected_count
        type(c_ptr), intent(out) :: request
      end function c_notify_init
+     integer(c_int) function c_win_set_num_notify(win, info, n) bind(C, name="narmaf_win_set_num_notify")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: info
+       integer(c_int), value :: n
+     end function c_win_set_num_notify
+     integer(c_int) function c_win_get_num_notify(win, target_rank, n) bind(C, name="narmaf_win_get_num_notify")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: target_rank
+       integer(c_int), intent(out) :: n
+     end function c_win_get_num_notify
+     integer(c_int) function c_put_notify_idx(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, notification_idx, win) bind(C, name="narmaf_put_notify_idx")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+     end function c_put_notify_idx
+     integer(c_int) function c_get_notify_idx(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, notification_idx, win) bind(C, name="narmaf_get_notify_idx")
+       import
+       type(*), dimension(..), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+     end function c_get_notify_idx
+     integer(c_int) function c_accumulate_notify_idx(origin_addr, origin_count, &
+          origin_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+          notification_idx, win) bind(C, name="narmaf_accumulate_notify_idx")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+     end function c_accumulate_notify_idx
+     integer(c_int) function c_get_accumulate_notify_idx(origin_addr, origin_count, &
+          origin_datatype, result_addr, result_count, result_datatype, target_rank, &
+          target_disp, target_count, target_datatype, op, notification_idx, win) bind(C, name="narmaf_get_accumulate_notify_idx")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(c_int), value :: result_count
+       integer(c_int), value :: result_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+     end function c_get_accumulate_notify_idx
+     integer(c_int) function c_rput_notify_idx(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, notification_idx, win, &
+          request) bind(C, name="narmaf_rput_notify_idx")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_rput_notify_idx
+     integer(c_int) function c_rget_notify_idx(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, notification_idx, win, &
+          request) bind(C, name="narmaf_rget_notify_idx")
+       import
+       type(*), dimension(..), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_rget_notify_idx
+     integer(c_int) function c_raccumulate_notify_idx(origin_addr, origin_count, &
+          origin_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+          notification_idx, win, request) bind(C, name="narmaf_raccumulate_notify_idx")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_raccumulate_notify_idx
+     integer(c_int) function c_rget_accumulate_notify_idx(origin_addr, origin_count, &
+          origin_datatype, result_addr, result_count, result_datatype, target_rank, &
+          target_disp, target_count, target_datatype, op, notification_idx, win, request) &
+         bind(C, name="narmaf_rget_accumulate_notify_idx")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(c_int), value :: result_count
+       integer(c_int), value :: result_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       integer(c_int), value :: notification_idx
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_rget_accumulate_notify_idx
+     integer(c_int) function c_win_get_notify_value(win, notification_idx, value) bind(C, name="narmaf_win_get_notify_value")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: notification_idx
+       integer(kind=MPI_COUNT_KIND), intent(out) :: value
+     end function c_win_get_notify_value
+     integer(c_int) function c_win_reset_notify_value(win, notification_idx, old_value) &
+         bind(C, name="narmaf_win_reset_notify_value")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: notification_idx
+       integer(kind=MPI_COUNT_KIND), intent(out) :: old_value
+     end function c_win_reset_notify_value
+     integer(c_int) function c_win_notify_ithreshold(win, notification_idx, expected, request) &
+         bind(C, name="narmaf_win_notify_ithreshold")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: notification_idx
+       integer(kind=MPI_COUNT_KIND), value :: expected
+       type(c_ptr), intent(out) :: request
+     end function c_win_notify_ithreshold
      integer(c_int) function c_start(request) bind(C, name="narmaf_start")
        import
        type(c_ptr), intent(inout) :: request
@@ -1731,6 +1892,236 @@ contains
          int(expected_count, c_int), request%handle)
     call narmaf_return(rc, "NARMA_Notify_init", ierror)
   end subroutine NARMA_Notify_init
+
+  subroutine NARMA_Win_set_num_notify(win, info, n, ierror)
+    type(NARMA_Win), intent(in) :: win
+    type(MPI_Info), intent(in) :: info
+    integer, intent(in) :: n
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_set_num_notify(win%handle, info%MPI_VAL, int(n, c_int))
+    call narmaf_return(rc, "NARMA_Win_set_num_notify", ierror)
+  end subroutine NARMA_Win_set_num_notify
+
+  subroutine NARMA_Win_get_num_notify(win, target_rank, n, ierror)
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: target_rank
+    integer, intent(out) :: n
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: n_c
+    integer(c_int) :: rc
+    rc = c_win_get_num_notify(win%handle, int(target_rank, c_int), n_c)
+    n = n_c
+    call narmaf_return(rc, "NARMA_Win_get_num_notify", ierror)
+  end subroutine NARMA_Win_get_num_notify
+
+  subroutine NARMA_Put_notify_idx(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, notification_idx, win, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_put_notify_idx(origin_addr, int(origin_count, c_int), origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, int(target_count, c_int), &
+         target_datatype%MPI_VAL, int(notification_idx, c_int), win%handle)
+    call narmaf_return(rc, "NARMA_Put_notify_idx", ierror)
+  end subroutine NARMA_Put_notify_idx
+
+  subroutine NARMA_Get_notify_idx(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, notification_idx, win, ierror)
+    type(*), dimension(..), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_get_notify_idx(origin_addr, int(origin_count, c_int), origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, int(target_count, c_int), &
+         target_datatype%MPI_VAL, int(notification_idx, c_int), win%handle)
+    call narmaf_return(rc, "NARMA_Get_notify_idx", ierror)
+  end subroutine NARMA_Get_notify_idx
+
+  subroutine NARMA_Accumulate_notify_idx(origin_addr, origin_count, origin_datatype, &
+       target_rank, target_disp, target_count, target_datatype, op, notification_idx, win, &
+       ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_accumulate_notify_idx(origin_addr, int(origin_count, c_int), &
+         origin_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         int(target_count, c_int), target_datatype%MPI_VAL, op%MPI_VAL, &
+         int(notification_idx, c_int), win%handle)
+    call narmaf_return(rc, "NARMA_Accumulate_notify_idx", ierror)
+  end subroutine NARMA_Accumulate_notify_idx
+
+  subroutine NARMA_Get_accumulate_notify_idx(origin_addr, origin_count, origin_datatype, &
+       result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+       target_datatype, op, notification_idx, win, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    type(*), dimension(..), asynchronous :: result_addr
+    integer, intent(in) :: result_count
+    type(MPI_Datatype), intent(in) :: result_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_get_accumulate_notify_idx(origin_addr, int(origin_count, c_int), &
+         origin_datatype%MPI_VAL, result_addr, int(result_count, c_int), &
+         result_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         int(target_count, c_int), target_datatype%MPI_VAL, op%MPI_VAL, &
+         int(notification_idx, c_int), win%handle)
+    call narmaf_return(rc, "NARMA_Get_accumulate_notify_idx", ierror)
+  end subroutine NARMA_Get_accumulate_notify_idx
+
+  subroutine NARMA_Rput_notify_idx(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, notification_idx, win, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rput_notify_idx(origin_addr, int(origin_count, c_int), origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, int(target_count, c_int), &
+         target_datatype%MPI_VAL, int(notification_idx, c_int), win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Rput_notify_idx", ierror)
+  end subroutine NARMA_Rput_notify_idx
+
+  subroutine NARMA_Rget_notify_idx(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, notification_idx, win, request, ierror)
+    type(*), dimension(..), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rget_notify_idx(origin_addr, int(origin_count, c_int), origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, int(target_count, c_int), &
+         target_datatype%MPI_VAL, int(notification_idx, c_int), win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Rget_notify_idx", ierror)
+  end subroutine NARMA_Rget_notify_idx
+
+  subroutine NARMA_Raccumulate_notify_idx(origin_addr, origin_count, origin_datatype, &
+       target_rank, target_disp, target_count, target_datatype, op, notification_idx, win, &
+       request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_raccumulate_notify_idx(origin_addr, int(origin_count, c_int), &
+         origin_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         int(target_count, c_int), target_datatype%MPI_VAL, op%MPI_VAL, &
+         int(notification_idx, c_int), win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Raccumulate_notify_idx", ierror)
+  end subroutine NARMA_Raccumulate_notify_idx
+
+  subroutine NARMA_Rget_accumulate_notify_idx(origin_addr, origin_count, origin_datatype, &
+       result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+       target_datatype, op, notification_idx, win, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    type(*), dimension(..), asynchronous :: result_addr
+    integer, intent(in) :: result_count
+    type(MPI_Datatype), intent(in) :: result_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    integer, intent(in) :: notification_idx
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rget_accumulate_notify_idx(origin_addr, int(origin_count, c_int), &
+         origin_datatype%MPI_VAL, result_addr, int(result_count, c_int), &
+         result_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         int(target_count, c_int), target_datatype%MPI_VAL, op%MPI_VAL, &
+         int(notification_idx, c_int), win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Rget_accumulate_notify_idx", ierror)
+  end subroutine NARMA_Rget_accumulate_notify_idx
+
+  subroutine NARMA_Win_get_notify_value(win, notification_idx, value, ierror)
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: notification_idx
+    integer(kind=MPI_COUNT_KIND), intent(out) :: value
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_get_notify_value(win%handle, int(notification_idx, c_int), value)
+    call narmaf_return(rc, "NARMA_Win_get_notify_value", ierror)
+  end subroutine NARMA_Win_get_notify_value
+
+  subroutine NARMA_Win_reset_notify_value(win, notification_idx, old_value, ierror)
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: notification_idx
+    integer(kind=MPI_COUNT_KIND), intent(out) :: old_value
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_reset_notify_value(win%handle, int(notification_idx, c_int), old_value)
+    call narmaf_return(rc, "NARMA_Win_reset_notify_value", ierror)
+  end subroutine NARMA_Win_reset_notify_value
+
+  subroutine NARMA_Win_notify_ithreshold(win, notification_idx, expected, request, ierror)
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: notification_idx
+    integer(kind=MPI_COUNT_KIND), intent(in) :: expected
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_notify_ithreshold(win%handle, int(notification_idx, c_int), expected, &
+         request%handle)
+    call narmaf_return(rc, "NARMA_Win_notify_ithreshold", ierror)
+  end subroutine NARMA_Win_notify_ithreshold
 
   subroutine NARMA_Start(request, ierror)
     type(NARMA_Request), intent(inout) :: request

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A buffer must be contiguous: narma reads and writes it as one block of memory, possibly
  * after the call returns (RMA is asynchronous), so no temporary copy can stand in for it. */
@@ -47,6 +48,9 @@ NARMA_API void narmaf_fatal(int rc, const char *name)
     }
     fprintf(stderr, "; no ierror argument: aborting\n");
     fflush(stderr);
+    /* Give mpiexec a moment to forward the message: Hydra tears the job down on MPI_Abort
+     * and can drop output still in its pipes. */
+    nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
     MPI_Initialized(&init);
     MPI_Finalized(&fini);
     if (init && !fini) MPI_Abort(MPI_COMM_WORLD, rc);
@@ -637,6 +641,150 @@ NARMA_API int narmaf_notify_init(NARMA_Win win, int src_rank, int tag, int expec
                                  NARMA_Request *request)
 {
     return NARMA_Notify_init(win, src_rank, tag, expected_count, request);
+}
+
+NARMA_API int narmaf_win_set_num_notify(NARMA_Win win, MPI_Fint info, int n)
+{
+    return NARMA_Win_set_num_notify(win, MPI_Info_f2c(info), n);
+}
+
+NARMA_API int narmaf_win_get_num_notify(NARMA_Win win, int target_rank, int *n)
+{
+    return NARMA_Win_get_num_notify(win, target_rank, n);
+}
+
+NARMA_API int narmaf_put_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                    MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                    int target_count, MPI_Fint target_datatype,
+                                    int notification_idx, NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Put_notify_idx(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                target_rank, target_disp, target_count,
+                                MPI_Type_f2c(target_datatype), notification_idx, win);
+}
+
+NARMA_API int narmaf_get_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                    MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                    int target_count, MPI_Fint target_datatype,
+                                    int notification_idx, NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Get_notify_idx(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                target_rank, target_disp, target_count,
+                                MPI_Type_f2c(target_datatype), notification_idx, win);
+}
+
+NARMA_API int narmaf_accumulate_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                           MPI_Fint origin_datatype, int target_rank,
+                                           MPI_Aint target_disp, int target_count,
+                                           MPI_Fint target_datatype, MPI_Fint op,
+                                           int notification_idx, NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Accumulate_notify_idx(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                       target_rank, target_disp, target_count,
+                                       MPI_Type_f2c(target_datatype), MPI_Op_f2c(op),
+                                       notification_idx, win);
+}
+
+NARMA_API int narmaf_get_accumulate_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                               MPI_Fint origin_datatype, CFI_cdesc_t *result_addr,
+                                               int result_count, MPI_Fint result_datatype,
+                                               int target_rank, MPI_Aint target_disp,
+                                               int target_count, MPI_Fint target_datatype,
+                                               MPI_Fint op, int notification_idx, NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Get_accumulate_notify_idx(origin_addr_p, origin_count,
+                                           MPI_Type_f2c(origin_datatype), result_addr_p,
+                                           result_count, MPI_Type_f2c(result_datatype), target_rank,
+                                           target_disp, target_count, MPI_Type_f2c(target_datatype),
+                                           MPI_Op_f2c(op), notification_idx, win);
+}
+
+NARMA_API int narmaf_rput_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                     MPI_Fint origin_datatype, int target_rank,
+                                     MPI_Aint target_disp, int target_count,
+                                     MPI_Fint target_datatype, int notification_idx, NARMA_Win win,
+                                     NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rput_notify_idx(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                 target_rank, target_disp, target_count,
+                                 MPI_Type_f2c(target_datatype), notification_idx, win, request);
+}
+
+NARMA_API int narmaf_rget_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                     MPI_Fint origin_datatype, int target_rank,
+                                     MPI_Aint target_disp, int target_count,
+                                     MPI_Fint target_datatype, int notification_idx, NARMA_Win win,
+                                     NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rget_notify_idx(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                 target_rank, target_disp, target_count,
+                                 MPI_Type_f2c(target_datatype), notification_idx, win, request);
+}
+
+NARMA_API int narmaf_raccumulate_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                            MPI_Fint origin_datatype, int target_rank,
+                                            MPI_Aint target_disp, int target_count,
+                                            MPI_Fint target_datatype, MPI_Fint op,
+                                            int notification_idx, NARMA_Win win,
+                                            NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Raccumulate_notify_idx(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                        target_rank, target_disp, target_count,
+                                        MPI_Type_f2c(target_datatype), MPI_Op_f2c(op),
+                                        notification_idx, win, request);
+}
+
+NARMA_API int narmaf_rget_accumulate_notify_idx(CFI_cdesc_t *origin_addr, int origin_count,
+                                                MPI_Fint origin_datatype, CFI_cdesc_t *result_addr,
+                                                int result_count, MPI_Fint result_datatype,
+                                                int target_rank, MPI_Aint target_disp,
+                                                int target_count, MPI_Fint target_datatype,
+                                                MPI_Fint op, int notification_idx, NARMA_Win win,
+                                                NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rget_accumulate_notify_idx(origin_addr_p, origin_count,
+                                            MPI_Type_f2c(origin_datatype), result_addr_p,
+                                            result_count, MPI_Type_f2c(result_datatype),
+                                            target_rank, target_disp, target_count,
+                                            MPI_Type_f2c(target_datatype), MPI_Op_f2c(op),
+                                            notification_idx, win, request);
+}
+
+NARMA_API int narmaf_win_get_notify_value(NARMA_Win win, int notification_idx, MPI_Count *value)
+{
+    return NARMA_Win_get_notify_value(win, notification_idx, value);
+}
+
+NARMA_API int narmaf_win_reset_notify_value(NARMA_Win win, int notification_idx,
+                                            MPI_Count *old_value)
+{
+    return NARMA_Win_reset_notify_value(win, notification_idx, old_value);
+}
+
+NARMA_API int narmaf_win_notify_ithreshold(NARMA_Win win, int notification_idx, MPI_Count expected,
+                                           NARMA_Request *request)
+{
+    return NARMA_Win_notify_ithreshold(win, notification_idx, expected, request);
 }
 
 NARMA_API int narmaf_start(NARMA_Request *request)
