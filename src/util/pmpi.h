@@ -23,6 +23,7 @@
 #define MPI_Comm_split_type       PMPI_Comm_split_type
 #define MPI_Compare_and_swap      PMPI_Compare_and_swap
 #define MPI_Errhandler_free       PMPI_Errhandler_free
+#define MPI_Error_class           PMPI_Error_class
 #define MPI_Fetch_and_op          PMPI_Fetch_and_op
 #define MPI_Finalize              PMPI_Finalize
 #define MPI_Finalized             PMPI_Finalized
@@ -96,5 +97,6 @@
 #define MPI_Win_shared_query      PMPI_Win_shared_query
 #define MPI_Win_sync              PMPI_Win_sync
 #define MPI_Win_unlock_all        PMPI_Win_unlock_all
+#define MPI_Wtime                 PMPI_Wtime
 
 #endif
