@@ -55,8 +55,10 @@ sys.exit(0 if want is None or want in v else 1)
 PY
 }
 if ! mpi4py_ok; then
+    # --no-cache-dir: pip's cache keeps the wheel it built, and would hand one built against
+    # another MPI (the other venv's) back without compiling.
     say "building mpi4py from source with $mpicc (a few minutes)"
-    CC="$mpicc" MPICC="$mpicc" "$py" -m pip install -q --force-reinstall --no-deps \
+    CC="$mpicc" MPICC="$mpicc" "$py" -m pip install -q --force-reinstall --no-deps --no-cache-dir \
         --no-binary mpi4py mpi4py || unavailable "pip could not build mpi4py with $mpicc"
     mpi4py_ok || { say "mpi4py does not run on this MPI library"; exit 1; }
 fi
