@@ -580,6 +580,39 @@ static int narmat_mpi_win_free(struct narmat_win *w)
     return rc;
 }
 
+/* Open MPI's osc/rdma can refuse an access to a dynamic window with
+ * MPI_ERR_RMA_RANGE although the target's MPI_Win_attach returned before the
+ * target published the region in the table narma checked the access against
+ * (open-mpi/ompi#8475: the origin's view of the target's regions lags). Such a
+ * refusal is retried, yielding, for up to a second; any other error, or one on
+ * a window that is not dynamic, is returned at once. Returns 1 to retry. */
+static int dyn_refused(const struct narmat_mpi *t, int mrc, double *since)
+{
+    int cls = MPI_ERR_OTHER;
+    if (t->ntabs == 0 || MPI_Error_class(mrc, &cls) != MPI_SUCCESS || cls != MPI_ERR_RMA_RANGE)
+        return 0;
+    double now = MPI_Wtime();
+    if (*since < 0) {
+        *since = now;
+        if (narmau_verbose())
+            fprintf(stderr, "narma: mpi transport: MPI refused an access to an attached region "
+                            "narma knows of (MPI_ERR_RMA_RANGE); retrying\n");
+    }
+    if (now - *since > 1.0) return 0;
+    sched_yield();
+    return 1;
+}
+
+/* One MPI data call on t->data, retried while dyn_refused says so. */
+#define DATA_MPI(t, call)                                                     \
+    do {                                                                      \
+        double since_ = -1;                                                   \
+        int m_;                                                               \
+        while ((m_ = (call)) != MPI_SUCCESS && dyn_refused((t), m_, &since_)) \
+            ;                                                                 \
+        if (m_ != MPI_SUCCESS) return narmau_mpi_error(m_);                   \
+    } while (0)
+
 /* ---- dynamic windows: attached regions ---- */
 
 /* *r = a + b unless that overflows MPI_Aint. */
@@ -762,8 +795,9 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             c->cap = n;
         }
         if (n > 0) {
-            NARMAU_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, c->r, 2 * n, MPI_AINT, target, hdr[0],
-                                          2 * n, MPI_AINT, MPI_NO_OP, t->data));
+            /* A table the target attached just now: MPI may not know it yet (dyn_refused). */
+            DATA_MPI(t, MPI_Get_accumulate(NULL, 0, MPI_AINT, c->r, 2 * n, MPI_AINT, target, hdr[0],
+                                           2 * n, MPI_AINT, MPI_NO_OP, t->data));
             NARMAU_MPI(MPI_Win_flush(target, t->data));
         }
         NARMAU_MPI(
@@ -969,39 +1003,6 @@ static int region_at(const struct narmat_mpi_region *r, int n, MPI_Aint a, int h
         if (a >= r[i].base && a < r[i].end) return i;
     return -1;
 }
-
-/* Open MPI's osc/rdma can refuse an access to a dynamic window with
- * MPI_ERR_RMA_RANGE although the target's MPI_Win_attach returned before the
- * target published the region in the table narma checked the access against
- * (open-mpi/ompi#8475: the origin's view of the target's regions lags). Such a
- * refusal is retried, yielding, for up to a second; any other error, or one on
- * a window that is not dynamic, is returned at once. Returns 1 to retry. */
-static int dyn_refused(const struct narmat_mpi *t, int mrc, double *since)
-{
-    int cls = MPI_ERR_OTHER;
-    if (t->ntabs == 0 || MPI_Error_class(mrc, &cls) != MPI_SUCCESS || cls != MPI_ERR_RMA_RANGE)
-        return 0;
-    double now = MPI_Wtime();
-    if (*since < 0) {
-        *since = now;
-        if (narmau_verbose())
-            fprintf(stderr, "narma: mpi transport: MPI refused an access to an attached region "
-                            "narma knows of (MPI_ERR_RMA_RANGE); retrying\n");
-    }
-    if (now - *since > 1.0) return 0;
-    sched_yield();
-    return 1;
-}
-
-/* One MPI data call on t->data, retried while dyn_refused says so. */
-#define DATA_MPI(t, call)                                                     \
-    do {                                                                      \
-        double since_ = -1;                                                   \
-        int m_;                                                               \
-        while ((m_ = (call)) != MPI_SUCCESS && dyn_refused((t), m_, &since_)) \
-            ;                                                                 \
-        if (m_ != MPI_SUCCESS) return narmau_mpi_error(m_);                   \
-    } while (0)
 
 /* Does the access need cutting? Only when its span leaves the region holding its first byte. */
 static int split_needed(struct narmat_win *w, int target, MPI_Aint disp, int tcount,
