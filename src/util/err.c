@@ -2,6 +2,7 @@
 #include "util/err.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static _Thread_local int narmau_last_mpi_code = MPI_SUCCESS;
@@ -43,6 +44,14 @@ int narmau_mpi_error(int mpi_code)
 {
     narmau_last_mpi_code = mpi_code;
     return narmau_err(NARMA_ERR_MPI, "MPI", "MPI error code %d", mpi_code);
+}
+
+int narmau_mpi_error_in(int mpi_code, const char *func, const char *call)
+{
+    narmau_last_mpi_code = mpi_code;
+    const char *paren = strchr(call, '(');
+    int n = paren != NULL ? (int)(paren - call) : (int)strlen(call);
+    return narmau_err(NARMA_ERR_MPI, func, "%.*s: MPI error code %d", n, call, mpi_code);
 }
 
 int narmau_verbose(void)

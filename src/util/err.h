@@ -14,12 +14,15 @@ int narmau_err(int errclass, const char *func, const char *fmt, ...)
 
 /* Record an MPI failure and return NARMA_ERR_MPI (the MPI code stays retrievable). */
 int narmau_mpi_error(int mpi_code);
+/* The same, saying (with NARMA_VERBOSE) which call of which function failed. */
+int narmau_mpi_error_in(int mpi_code, const char *func, const char *call);
 /* The MPI code behind this thread's last NARMA_ERR_MPI. */
 int narmau_last_mpi_error(void);
-#define NARMAU_MPI(call)                                                            \
-    do {                                                                            \
-        int narmau_mpi_rc_ = (call);                                                \
-        if (narmau_mpi_rc_ != MPI_SUCCESS) return narmau_mpi_error(narmau_mpi_rc_); \
+#define NARMAU_MPI(call)                                                 \
+    do {                                                                 \
+        int narmau_mpi_rc_ = (call);                                     \
+        if (narmau_mpi_rc_ != MPI_SUCCESS)                               \
+            return narmau_mpi_error_in(narmau_mpi_rc_, __func__, #call); \
     } while (0)
 
 /* NARMA_VERBOSE is set (read once). */

@@ -690,9 +690,24 @@ static int dyn_publish(struct narmat_win *w)
         mrc = MPI_Accumulate(&odd, 1, MPI_UINT64_T, w->rank, t->off_dyn, 1, MPI_UINT64_T,
                              MPI_REPLACE, t->ctl);
     if (mrc == MPI_SUCCESS) mrc = MPI_Win_flush(w->rank, t->ctl);
-    if (mrc == MPI_SUCCESS && n > 0)
+    if (mrc == MPI_SUCCESS && n > 0) {
         mrc = MPI_Accumulate(t->regions, n, MPI_AINT, w->rank, hdr[0], n, MPI_AINT, MPI_REPLACE,
                              t->data);
+        int cls = MPI_ERR_OTHER;
+        if (mrc != MPI_SUCCESS && MPI_Error_class(mrc, &cls) == MPI_SUCCESS &&
+            cls == MPI_ERR_RMA_RANGE) {
+            /* Open MPI can refuse this process's own table just attached (see dyn_refused),
+             * for good. The table is this process's memory: word-atomic stores, then
+             * MPI_Win_sync (the unified model makes them visible to the origins' reads, which
+             * the version words around this update validate). */
+            MPI_Aint *dst = (MPI_Aint *)(void *)t->tabs[t->ntabs - 1];
+            const MPI_Aint *src = (const MPI_Aint *)(void *)t->regions;
+            for (int i = 0; i < n; i++)
+                __atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            mrc = MPI_Win_sync(t->data);
+        }
+    }
     if (mrc == MPI_SUCCESS)
         mrc =
             MPI_Accumulate(hdr, 2, MPI_AINT, w->rank, t->off_tab, 2, MPI_AINT, MPI_REPLACE, t->ctl);
