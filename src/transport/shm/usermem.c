@@ -80,6 +80,76 @@ static int fill_object(int fd, const char *start, size_t len, off_t off)
     return 0;
 }
 
+/* Pages of anonymous memory that are neither present nor swapped have never
+ * been written: they read as zero, as the object's holes do. A window over a
+ * large, mostly untouched allocation (MPICH's datatype tests create 1-GiB
+ * Win_create windows) then costs what the program touched, not its size.
+ * Copies the touched runs of [start, start + len) into the object at off;
+ * -1 when /proc/self/pagemap cannot say (the caller copies everything). */
+static int fill_object_sparse(int fd, const char *start, size_t len, off_t off)
+{
+    const size_t ps = narmat_page_size(), npages = len / ps;
+    int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pm < 0) return -1;
+    enum { CHUNK = 1024 };
+    uint64_t ent[CHUNK];
+    size_t run_start = 0, run_len = 0; /* pages */
+    int rc = 0;
+    for (size_t p = 0; p < npages && rc == 0;) {
+        size_t k = npages - p < CHUNK ? npages - p : CHUNK;
+        off_t at = (off_t)(((uintptr_t)start / ps + p) * sizeof(uint64_t));
+        ssize_t got = pread(pm, ent, k * sizeof(uint64_t), at);
+        if (got != (ssize_t)(k * sizeof(uint64_t))) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < k && rc == 0; i++) {
+            /* bit 63: present, bit 62: swapped */
+            int touched = (ent[i] >> 62) != 0;
+            if (touched) {
+                if (run_len == 0) run_start = p + i;
+                run_len++;
+            }
+            if ((!touched || p + i + 1 == npages) && run_len > 0) {
+                rc = fill_object(fd, start + run_start * ps, run_len * ps,
+                                 off + (off_t)(run_start * ps));
+                run_len = 0;
+            }
+        }
+        p += k;
+    }
+    close(pm);
+    return rc;
+}
+
+/* Is every byte of [start, start + len) in anonymous private memory (the heap
+ * or anonymous mappings: no file behind it whose contents untouched pages
+ * would show)? */
+static int all_anonymous(const char *start, size_t len)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL) return 0;
+    uintptr_t want = (uintptr_t)start;
+    const uintptr_t end = (uintptr_t)start + len;
+    char line[4096 + 128];
+    int ok = 1;
+    while (ok && want < end && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi, ino;
+        char perms[8] = "", path[4096] = "";
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %4095[^\n]", &lo, &hi, perms, &ino, path) < 4)
+            continue;
+        if (hi <= want || lo >= end) continue;
+        const char *q = path;
+        while (*q == ' ')
+            q++;
+        ok = lo <= want && perms[3] == 'p' && ino == 0 &&
+             (*q == '\0' || strcmp(q, "[heap]") == 0 || strncmp(q, "[anon:", 6) == 0);
+        want = hi;
+    }
+    fclose(f);
+    return ok && want >= end;
+}
+
 /* Private anonymous pages over [start, start + len), then the object's
  * contents at off into them (the reverse of fill_object); -1 when the mmap
  * fails (the pages are then untouched). The pages may hold the program's own
@@ -89,26 +159,56 @@ static int fill_object(int fd, const char *start, size_t len, off_t off)
  * compiler may not load them again from the table). */
 static int restore_pages(int fd, char *start, size_t len, off_t off)
 {
+    /* The object's data runs, found before the pages go (lseek through the
+     * table is still safe here), on the stack: the heap may lie in these pages.
+     * Holes read as zero, as the fresh anonymous pages do. More runs than fit:
+     * the last one takes the rest. Without SEEK_DATA: one run, everything. */
+    enum { MAXRUNS = 64 };
+    off_t ro[MAXRUNS], rl[MAXRUNS];
+    int nr = 0;
+    const off_t end = off + (off_t)len;
+    for (off_t at = off; at < end && nr < MAXRUNS;) {
+        off_t d = lseek(fd, at, SEEK_DATA);
+        if (d < 0 && errno == ENXIO) break; /* only holes from here */
+        if (d < 0) {                        /* no SEEK_DATA: everything */
+            ro[0] = off;
+            rl[0] = (off_t)len;
+            nr = 1;
+            break;
+        }
+        if (d >= end) break;
+        off_t h = lseek(fd, d, SEEK_HOLE);
+        if (h < 0 || h > end || nr == MAXRUNS - 1) h = end;
+        ro[nr] = d;
+        rl[nr++] = h - d;
+        at = h;
+    }
     void *(*volatile map_fn)(void *, size_t, int, int, int, off_t) = mmap;
-    if (map_fn(start, len, PROT_READ | PROT_WRITE,
-               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) != start)
+    if (map_fn(start, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+               0) != start)
         return -1;
 #ifdef NARMAT_ASAN
     int (*volatile unmap_fn)(void *, size_t) = munmap;
-    void *tmp = map_fn(NULL, len, PROT_READ, MAP_SHARED, fd, off);
-    if (tmp == MAP_FAILED) return 0;
-    copy_pages(start, tmp, len);
-    unmap_fn(tmp, len);
+    for (int i = 0; i < nr; i++) {
+        void *tmp = map_fn(NULL, (size_t)rl[i], PROT_READ, MAP_SHARED, fd, ro[i]);
+        if (tmp == MAP_FAILED) continue;
+        copy_pages(start + (ro[i] - off), tmp, (size_t)rl[i]);
+        unmap_fn(tmp, (size_t)rl[i]);
+    }
 #else
     ssize_t (*volatile read_fn)(int, void *, size_t, off_t) = pread;
     /* No errno (a call too): a failed read is retried a few times. */
-    for (size_t done = 0, tries = 0; done < len && tries < 100;) {
-        ssize_t r = read_fn(fd, start + done, len - done, off + (off_t)done);
-        if (r <= 0) {
-            tries++;
-            continue;
+    for (int i = 0; i < nr; i++) {
+        char *to = start + (ro[i] - off);
+        size_t n = (size_t)rl[i];
+        for (size_t done = 0, tries = 0; done < n && tries < 100;) {
+            ssize_t r = read_fn(fd, to + done, n - done, ro[i] + (off_t)done);
+            if (r <= 0) {
+                tries++;
+                continue;
+            }
+            done += (size_t)r;
         }
-        done += (size_t)r;
     }
 #endif
     return 0;
@@ -280,13 +380,21 @@ int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char
         /* Copy, then map the object over the pages (page tables filled at once:
          * the program's next accesses do not fault): nothing may write them in
          * between. */
-        if (ftruncate(o->fd, (off_t)len) != 0 || fill_object(o->fd, start, len, 0) != 0) {
+        int sparse = 0;
+#ifndef NARMAT_ASAN
+        sparse = all_anonymous(start, len);
+#endif
+        if (ftruncate(o->fd, (off_t)len) != 0 ||
+            ((!sparse || fill_object_sparse(o->fd, start, len, 0) != 0) &&
+             (sparse = 0, fill_object(o->fd, start, len, 0)) != 0)) {
             snprintf(why, whylen, "copying %zu bytes into the shared object: %s", len,
                      strerror(errno));
             goto fail;
         }
-        if (mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, o->fd,
-                 0) != start) {
+        /* Populated when everything was copied; a sparse object is not (that would
+         * allocate its holes): its pages fault in as the program touches them. */
+        if (mmap(start, len, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_FIXED | (sparse ? 0 : MAP_POPULATE), o->fd, 0) != start) {
             snprintf(why, whylen, "mmap over the window's pages: %s", strerror(errno));
             goto fail;
         }
