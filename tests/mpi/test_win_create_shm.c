@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define N   64 /* ints per rank */
@@ -260,6 +261,67 @@ int main(int argc, char **argv)
         exercise(win, heap, "after the fallbacks");
         CHECK_RC(NARMA_Win_free(&win));
         free(heap);
+    }
+
+    test_phase("a large anonymous mapping, mostly untouched: contents kept, holes read zero");
+    {
+        /* 64 MiB: 100 touched pages among the first 200 (more runs of data than the
+         * restore at Win_free keeps apart), one in the middle, the last one. Untouched
+         * pages are not copied into the shared object; the peers' puts into them, and
+         * into touched ones, must survive Win_free like the program's own data. */
+        const size_t npg = 16384, len = npg * ps;
+        char *big = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(big != MAP_FAILED, "mmap of %zu bytes", len);
+#define TOUCHED(p) (((p) < 200 && (p) % 2 == 0) || (p) == 8000 || (p) == npg - 1)
+        for (size_t p = 0; p < npg; p++)
+            if (TOUCHED(p)) memset(big + p * ps, (int)(p % 251) + 1, ps);
+        NARMA_Win bw;
+        CHECK_RC(NARMA_Win_create(big, len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &bw));
+        expect_transport(bw, want_shm, "large sparse window");
+        if (want_shm) CHECK(test_map_kind(big) == 's', "the large window's pages are not shared");
+        /* The left neighbour writes into this rank: untouched pages 151 (past the 64th run),
+         * 12000 and 1, touched page 8000. */
+        static const size_t into[] = {151, 12000, 1, 8000};
+        const size_t nin = sizeof into / sizeof into[0];
+        CHECK_RC(NARMA_Win_lock_all(0, bw));
+        for (size_t k = 0; k < nin; k++) {
+            char v = (char)(0x70 + k + rank);
+            CHECK_RC(
+                NARMA_Put(&v, 1, MPI_CHAR, right, (MPI_Aint)(into[k] * ps + 17), 1, MPI_CHAR, bw));
+        }
+        CHECK_RC(NARMA_Win_unlock_all(bw));
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int pass = 0; pass < 2; pass++) {
+            /* pass 0: while the window exists, the pages with data only (reading a hole
+             * of the shared object would fill it); pass 1: after Win_free, every page. */
+            for (size_t p = 0; p < npg; p++) {
+                const char *pg = big + p * ps;
+                int written = 0;
+                for (size_t k = 0; k < nin; k++)
+                    written |= into[k] == p;
+                if (pass == 0 && !TOUCHED(p) && !written) continue;
+                char want = TOUCHED(p) ? (char)((int)(p % 251) + 1) : 0;
+                static const size_t at[] = {0, 16, 17, 18, 2048, 4095};
+                for (size_t j = 0; j < sizeof at / sizeof at[0]; j++) {
+                    char w = want;
+                    for (size_t k = 0; k < nin; k++)
+                        if (at[j] == 17 && into[k] == p) w = (char)(0x70 + k + left);
+                    if (pg[at[j]] != w) {
+                        CHECK(0, "%s: page %zu byte %zu is %d, expected %d",
+                              pass ? "after Win_free" : "in the window", p, at[j], pg[at[j]], w);
+                        p = npg; /* one report is enough */
+                        break;
+                    }
+                }
+            }
+            if (pass == 0) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                CHECK_RC(NARMA_Win_free(&bw));
+                CHECK(test_map_kind(big) == 'p', "the large window's pages are still shared");
+            }
+        }
+#undef TOUCHED
+        munmap(big, len);
     }
 
     test_phase("stack memory on rank 0 only: every rank falls back to mpi");
