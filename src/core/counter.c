@@ -87,6 +87,9 @@ int NARMA_Win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
     int mine = bad ? -1 : (num == NULL || (n > 0 && ctr == NULL)) ? -2 : n;
     /* Deferred records (narmai_notify_completion=flush) go out before the others look. */
     int rc = w->t.notify_deferred ? narmat_flush(&w->t, -1) : NARMA_SUCCESS;
+    /* A rank that cannot go on (its flush failed, a threshold request is pending) says so in
+     * the allgather too, so that every rank returns instead of waiting in the barrier below. */
+    if (mine >= 0 && (rc || w->nthresh > 0)) mine = rc ? -4 : -3;
     int all_rc =
         MPI_Allgather(&mine, 1, MPI_INT, num ? num : &mine, num ? 1 : 0, MPI_INT, w->t.comm);
     if (num == NULL || all_rc != MPI_SUCCESS) {
@@ -103,6 +106,11 @@ int NARMA_Win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
         free(ctr);
         if (bad) return NARMAU_ERR(NARMA_ERR_ARG, "%d counters: want 0..%d", n, NARMAI_CTR_NUM_UB);
         if (rc) return rc;
+        if (mine == -3)
+            return NARMAU_ERR(NARMA_ERR_PENDING, "%d threshold request(s) pending", w->nthresh);
+        if (worst <= -3)
+            return NARMAU_ERR(NARMA_ERR_PENDING, "another rank has threshold requests pending "
+                                                 "or could not flush its notified accesses");
         return worst == -1 ? NARMAU_ERR(NARMA_ERR_ARG, "another rank asked for a bad count")
                            : NARMAU_ERR(NARMA_ERR_NO_MEM, "counters (on some rank)");
     }
@@ -388,6 +396,7 @@ static int threshold_poll(struct narmai_request *r)
         r->st_error = NARMAU_ERR(NARMA_ERR_NOTIFY_IDX, "counter %d went away", idx);
     r->state = NARMAI_REQ_COMPLETE;
     w->nflush--;
+    w->nthresh--;
     return 1;
 }
 
@@ -405,6 +414,7 @@ int NARMA_Win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected, NARMA_
     r->upto = expected > 0 ? (uint64_t)expected : 0;
     r->poll = threshold_poll;
     w->nflush++;
+    w->nthresh++;
     *request = r;
     return NARMA_SUCCESS;
 }

@@ -204,6 +204,7 @@ struct narmai_win {
     uint64_t *ctr;
     int nctr;
     int *ctr_num; /* pending threshold requests count in nflush (they poll the window) */
+    int nthresh;  /* of which threshold requests (NARMA_Win_set_num_notify refuses them) */
 
     /* group translations of post and start (group.c) */
     struct narmai_group_entry gcache[NARMAI_GROUP_CACHE];

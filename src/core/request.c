@@ -357,8 +357,10 @@ int NARMA_Request_free(NARMA_Request *request)
     }
     if (r->ticketed)
         narmai_request_unticket(r); /* the access completes at the next flush, as MPI says */
-    else if (r->poll != NULL && r->state != NARMAI_REQ_COMPLETE)
+    else if (r->poll != NULL && r->state != NARMAI_REQ_COMPLETE) {
         r->win->nflush--;
+        if (r->kind == NARMAI_REQ_RMA) r->win->nthresh--; /* a threshold request (counter.c) */
+    }
     narmai_request_release(r);
     *request = NARMA_REQUEST_NULL;
     return NARMA_SUCCESS;
