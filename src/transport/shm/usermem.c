@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -382,7 +383,12 @@ int narmat_usermem_share(struct narmat_usermem *m, char *start, size_t len, char
          * between. */
         int sparse = 0;
 #ifndef NARMAT_ASAN
-        sparse = all_anonymous(start, len);
+        /* Only where the object's file system has room for all of it: a hole that cannot be
+         * filled later is a SIGBUS in whoever writes there (the program, a peer), where a full
+         * copy fails here (ENOSPC) and the window goes to another transport. */
+        struct statvfs sv;
+        sparse = all_anonymous(start, len) && fstatvfs(o->fd, &sv) == 0 &&
+                 (uint64_t)sv.f_bavail * sv.f_frsize >= (uint64_t)len;
 #endif
         if (ftruncate(o->fd, (off_t)len) != 0 ||
             ((!sparse || fill_object_sparse(o->fd, start, len, 0) != 0) &&
