@@ -1229,8 +1229,8 @@ static int data_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Dat
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (raddr == NULL && mreq)
-        NARMAU_MPI(
-            MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data, mreq));
+        DATA_MPI(t, MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data,
+                                    mreq));
     else if (raddr == NULL)
         DATA_MPI(t, MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
     else if (mreq)
