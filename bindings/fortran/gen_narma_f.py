@@ -23,6 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # Argument kinds:
 #   int      INTEGER, INTENT(IN)                      -> int
 #   aint     INTEGER(MPI_ADDRESS_KIND), INTENT(IN)    -> MPI_Aint
+#   aintout  INTEGER(MPI_ADDRESS_KIND), INTENT(OUT)   -> MPI_Aint *
 #   bufin    TYPE(*), DIMENSION(..), INTENT(IN)       -> const void * (contiguous)
 #   buf      TYPE(*), DIMENSION(..)                   -> void * (contiguous)
 #   dtype, comm, info, op, group   TYPE(MPI_x), INTENT(IN) -> MPI_x (via MPI_x_f2c)
@@ -63,6 +64,10 @@ FUNCS = [
     ("Win_allocate", [("size", "aint"), ("disp_unit", "int"), ("info", "info"), ("comm", "comm"),
                       ("baseptr", "cptrout"), ("win", "winout")]),
     ("Win_create_dynamic", [("info", "info"), ("comm", "comm"), ("win", "winout")]),
+    ("Win_allocate_shared", [("size", "aint"), ("disp_unit", "int"), ("info", "info"),
+                             ("comm", "comm"), ("baseptr", "cptrout"), ("win", "winout")]),
+    ("Win_shared_query", W + [("rank", "int"), ("size", "aintout"), ("disp_unit", "intout"),
+                              ("baseptr", "cptrout")]),
     ("Win_free", [("win", "wininout")]),
     ("Win_attach", W + [("base", "buf"), ("size", "aint")]),
     ("Win_detach", W + [("base", "buf")]),
@@ -212,6 +217,12 @@ def gen(spec):
             fact.append(a)
             idecl.append(f"integer(kind=MPI_ADDRESS_KIND), value :: {a}")
             cparams.append(f"MPI_Aint {a}")
+            cargs.append(a)
+        elif k == "aintout":
+            fdecl.append(f"integer(kind=MPI_ADDRESS_KIND), intent(out) :: {a}")
+            fact.append(a)
+            idecl.append(f"integer(kind=MPI_ADDRESS_KIND), intent(out) :: {a}")
+            cparams.append(f"MPI_Aint *{a}")
             cargs.append(a)
         elif k == "count":
             fdecl.append(f"integer(kind=MPI_COUNT_KIND), intent(in) :: {a}")

@@ -66,25 +66,26 @@ module narma
        NARMA_Waitall, NARMA_Testsome, NARMA_Waitsome
   public :: NARMA_Init, NARMA_Finalize, NARMA_Alloc_mem, NARMA_Free_mem, &
        NARMA_Type_free, NARMA_Progress, NARMA_Win_create, NARMA_Win_allocate, &
-       NARMA_Win_create_dynamic, NARMA_Win_free, NARMA_Win_attach, NARMA_Win_detach, &
-       NARMA_Win_get_group, NARMA_Win_set_name, NARMA_Win_free_keyval, NARMA_Win_delete_attr, &
-       NARMA_Win_fence, NARMA_Win_start, NARMA_Win_complete, NARMA_Win_post, &
-       NARMA_Win_wait, NARMA_Win_test, NARMA_Win_lock, NARMA_Win_unlock, &
-       NARMA_Win_lock_all, NARMA_Win_unlock_all, NARMA_Win_flush, NARMA_Win_flush_all, &
-       NARMA_Win_flush_local, NARMA_Win_flush_local_all, NARMA_Win_sync, NARMA_Win_ipost, &
-       NARMA_Win_istart, NARMA_Win_icomplete, NARMA_Win_iwait, NARMA_Win_ifence, &
-       NARMA_Win_ilock, NARMA_Win_iunlock, NARMA_Win_ilock_all, NARMA_Win_iunlock_all, &
-       NARMA_Win_iflush, NARMA_Win_iflush_local, NARMA_Win_iflush_all, NARMA_Win_iflush_local_all, &
-       NARMA_Put, NARMA_Get, NARMA_Accumulate, NARMA_Get_accumulate, &
-       NARMA_Fetch_and_op, NARMA_Compare_and_swap, NARMA_Rput, NARMA_Rget, &
-       NARMA_Raccumulate, NARMA_Rget_accumulate, NARMA_Put_notify, NARMA_Get_notify, &
-       NARMA_Rput_notify, NARMA_Rget_notify, NARMA_Accumulate_notify, NARMA_Put_notify_init, &
-       NARMA_Get_notify_init, NARMA_Accumulate_notify_init, NARMA_Notify_init, NARMA_Win_set_num_notify, &
-       NARMA_Win_get_num_notify, NARMA_Put_notify_idx, NARMA_Get_notify_idx, NARMA_Accumulate_notify_idx, &
-       NARMA_Get_accumulate_notify_idx, NARMA_Rput_notify_idx, NARMA_Rget_notify_idx, NARMA_Raccumulate_notify_idx, &
-       NARMA_Rget_accumulate_notify_idx, NARMA_Win_get_notify_value, NARMA_Win_reset_notify_value, NARMA_Win_notify_ithreshold, &
-       NARMA_Start, NARMA_Startall, NARMA_Test, NARMA_Wait, &
-       NARMA_Testany, NARMA_Waitany, NARMA_Request_free
+       NARMA_Win_create_dynamic, NARMA_Win_allocate_shared, NARMA_Win_shared_query, NARMA_Win_free, &
+       NARMA_Win_attach, NARMA_Win_detach, NARMA_Win_get_group, NARMA_Win_set_name, &
+       NARMA_Win_free_keyval, NARMA_Win_delete_attr, NARMA_Win_fence, NARMA_Win_start, &
+       NARMA_Win_complete, NARMA_Win_post, NARMA_Win_wait, NARMA_Win_test, &
+       NARMA_Win_lock, NARMA_Win_unlock, NARMA_Win_lock_all, NARMA_Win_unlock_all, &
+       NARMA_Win_flush, NARMA_Win_flush_all, NARMA_Win_flush_local, NARMA_Win_flush_local_all, &
+       NARMA_Win_sync, NARMA_Win_ipost, NARMA_Win_istart, NARMA_Win_icomplete, &
+       NARMA_Win_iwait, NARMA_Win_ifence, NARMA_Win_ilock, NARMA_Win_iunlock, &
+       NARMA_Win_ilock_all, NARMA_Win_iunlock_all, NARMA_Win_iflush, NARMA_Win_iflush_local, &
+       NARMA_Win_iflush_all, NARMA_Win_iflush_local_all, NARMA_Put, NARMA_Get, &
+       NARMA_Accumulate, NARMA_Get_accumulate, NARMA_Fetch_and_op, NARMA_Compare_and_swap, &
+       NARMA_Rput, NARMA_Rget, NARMA_Raccumulate, NARMA_Rget_accumulate, &
+       NARMA_Put_notify, NARMA_Get_notify, NARMA_Rput_notify, NARMA_Rget_notify, &
+       NARMA_Accumulate_notify, NARMA_Put_notify_init, NARMA_Get_notify_init, NARMA_Accumulate_notify_init, &
+       NARMA_Notify_init, NARMA_Win_set_num_notify, NARMA_Win_get_num_notify, NARMA_Put_notify_idx, &
+       NARMA_Get_notify_idx, NARMA_Accumulate_notify_idx, NARMA_Get_accumulate_notify_idx, NARMA_Rput_notify_idx, &
+       NARMA_Rget_notify_idx, NARMA_Raccumulate_notify_idx, NARMA_Rget_accumulate_notify_idx, NARMA_Win_get_notify_value, &
+       NARMA_Win_reset_notify_value, NARMA_Win_notify_ithreshold, NARMA_Start, NARMA_Startall, &
+       NARMA_Test, NARMA_Wait, NARMA_Testany, NARMA_Waitany, &
+       NARMA_Request_free
 
   interface
      subroutine c_fatal(rc, name) bind(C, name="narmaf_fatal")
@@ -223,6 +224,24 @@ module narma
        integer(c_int), value :: comm
        type(c_ptr), intent(inout) :: win
      end function c_win_create_dynamic
+     integer(c_int) function c_win_allocate_shared(size, disp_unit, info, comm, baseptr, win) &
+         bind(C, name="narmaf_win_allocate_shared")
+       import
+       integer(kind=MPI_ADDRESS_KIND), value :: size
+       integer(c_int), value :: disp_unit
+       integer(c_int), value :: info
+       integer(c_int), value :: comm
+       type(c_ptr), intent(out) :: baseptr
+       type(c_ptr), intent(inout) :: win
+     end function c_win_allocate_shared
+     integer(c_int) function c_win_shared_query(win, rank, size, disp_unit, baseptr) bind(C, name="narmaf_win_shared_query")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: rank
+       integer(kind=MPI_ADDRESS_KIND), intent(out) :: size
+       integer(c_int), intent(out) :: disp_unit
+       type(c_ptr), intent(out) :: baseptr
+     end function c_win_shared_query
      integer(c_int) function c_win_free(win) bind(C, name="narmaf_win_free")
        import
        type(c_ptr), intent(inout) :: win
@@ -1195,6 +1214,34 @@ contains
     rc = c_win_create_dynamic(info%MPI_VAL, comm%MPI_VAL, win%handle)
     call narmaf_return(rc, "NARMA_Win_create_dynamic", ierror)
   end subroutine NARMA_Win_create_dynamic
+
+  subroutine NARMA_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: size
+    integer, intent(in) :: disp_unit
+    type(MPI_Info), intent(in) :: info
+    type(MPI_Comm), intent(in) :: comm
+    type(c_ptr), intent(out) :: baseptr
+    type(NARMA_Win), intent(inout) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_allocate_shared(size, int(disp_unit, c_int), info%MPI_VAL, comm%MPI_VAL, &
+         baseptr, win%handle)
+    call narmaf_return(rc, "NARMA_Win_allocate_shared", ierror)
+  end subroutine NARMA_Win_allocate_shared
+
+  subroutine NARMA_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: rank
+    integer(kind=MPI_ADDRESS_KIND), intent(out) :: size
+    integer, intent(out) :: disp_unit
+    type(c_ptr), intent(out) :: baseptr
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: disp_unit_c
+    integer(c_int) :: rc
+    rc = c_win_shared_query(win%handle, int(rank, c_int), size, disp_unit_c, baseptr)
+    disp_unit = disp_unit_c
+    call narmaf_return(rc, "NARMA_Win_shared_query", ierror)
+  end subroutine NARMA_Win_shared_query
 
   subroutine NARMA_Win_free(win, ierror)
     type(NARMA_Win), intent(inout) :: win

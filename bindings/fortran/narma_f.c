@@ -235,6 +235,19 @@ NARMA_API int narmaf_win_create_dynamic(MPI_Fint info, MPI_Fint comm, NARMA_Win 
     return NARMA_Win_create_dynamic(MPI_Info_f2c(info), MPI_Comm_f2c(comm), win);
 }
 
+NARMA_API int narmaf_win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Fint info, MPI_Fint comm,
+                                         void **baseptr, NARMA_Win *win)
+{
+    return NARMA_Win_allocate_shared(size, disp_unit, MPI_Info_f2c(info), MPI_Comm_f2c(comm),
+                                     baseptr, win);
+}
+
+NARMA_API int narmaf_win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                                      void **baseptr)
+{
+    return NARMA_Win_shared_query(win, rank, size, disp_unit, baseptr);
+}
+
 NARMA_API int narmaf_win_free(NARMA_Win *win)
 {
     return NARMA_Win_free(win);

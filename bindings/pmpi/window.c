@@ -51,7 +51,6 @@ static struct pw *pw_add(MPI_Win handle, NARMA_Win nw, int flavor, const char *w
     p->flavor = flavor;
     p->why = why;
     p->hints = MPI_INFO_NULL;
-    p->lowest = MPI_PROC_NULL;
     p->id = nwin++;
     unsigned b = bucket_of(handle);
     p->next = buckets[b];
@@ -204,15 +203,6 @@ static int handle_for(NARMA_Win nw, int flavor, MPI_Info info, MPI_Comm comm, MP
     PMPI_Comm_rank(comm, &p->rank);
     PMPI_Comm_size(comm, &p->size);
     p->hints = narma_hints(info);
-    if (flavor != MPI_WIN_FLAVOR_DYNAMIC) { /* for MPI_Win_shared_query(MPI_PROC_NULL) */
-        MPI_Aint *sz = NULL;
-        int flag = 0, mine = INT_MAX;
-        if (NARMA_Win_get_attr(nw, MPI_WIN_SIZE, &sz, &flag) == NARMA_SUCCESS && flag && *sz > 0)
-            mine = p->rank;
-        if (PMPI_Allreduce(&mine, &p->lowest, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
-            p->lowest == INT_MAX)
-            p->lowest = MPI_PROC_NULL;
-    }
     return MPI_SUCCESS;
 }
 
@@ -268,14 +258,21 @@ NARMA_PMPI_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win 
     return passed(PMPI_Win_create_dynamic(info, comm, win), win, MPI_WIN_FLAVOR_DYNAMIC, why);
 }
 
-/* narma has no shared-memory windows a program can load from directly: MPI's own. */
+/* narma refuses (NARMA_ERR_UNSUPPORTED, every rank alike) a communicator whose ranks do not
+ * all share memory as narma sees it (pretend nodes of NARMA_NODE_SIZE): MPI's own then. */
 NARMA_PMPI_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
                                            MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     const char *why = pass_reason(info);
+    if (why == NULL) {
+        NARMA_Win nw;
+        int rc = NARMA_Win_allocate_shared(size, disp_unit, info, comm, baseptr, &nw);
+        if (rc == NARMA_SUCCESS) return handle_for(nw, MPI_WIN_FLAVOR_SHARED, info, comm, win);
+        if (rc != NARMA_ERR_UNSUPPORTED) return pw_error_comm(comm, rc);
+        why = "narma refused the window (ranks that do not share memory)";
+    }
     return passed(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win), win,
-                  MPI_WIN_FLAVOR_SHARED,
-                  why != NULL ? why : "MPI_Win_allocate_shared (narma has no shared windows)");
+                  MPI_WIN_FLAVOR_SHARED, why);
 }
 
 static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr,
@@ -306,10 +303,11 @@ NARMA_PMPI_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Inf
 NARMA_PMPI_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                                              MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    const char *why = pass_reason(info);
-    return passed(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), win,
-                  MPI_WIN_FLAVOR_SHARED,
-                  why != NULL ? why : "MPI_Win_allocate_shared (narma has no shared windows)");
+    if (disp_unit <= 0 || disp_unit > INT_MAX || pass_reason(info) != NULL)
+        return passed(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), win,
+                      MPI_WIN_FLAVOR_SHARED,
+                      pass_reason(info) ? pass_reason(info) : "disp_unit beyond an int");
+    return MPI_Win_allocate_shared(size, (int)disp_unit, info, comm, baseptr, win);
 }
 
 NARMA_PMPI_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size,
@@ -361,9 +359,11 @@ NARMA_PMPI_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val
     return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
 }
 
-/* As MPI-4 allows on windows of every flavor but dynamic: this process's own memory is
- * always there to load from; another rank's is not shared (size 0, NULL), since narma gives a
- * program no direct access to its peers' memory. MPI_Win_allocate_shared windows are MPI's. */
+/* NARMA_Win_shared_query, on windows of every flavor but dynamic (MPI-4.1): every rank's
+ * segment of an MPI_Win_allocate_shared window; of the others, this process's own memory and
+ * that of the peers narma reaches through shared memory. A peer whose memory is not shared
+ * with this process gets MPI's answer for it: size 0, NULL, and no error. Dynamic windows:
+ * MPI's answer on the handle window (an error). */
 static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr,
                         int *mine)
 {
@@ -373,19 +373,11 @@ static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_un
     if (!*mine) return MPI_SUCCESS;
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= p->size))
         return pw_error(win, NARMA_ERR_RANK);
-    void *base = NULL;
-    MPI_Aint *sz = NULL;
-    int *du = NULL, flag = 0, rc;
-    if ((rc = NARMA_Win_get_attr(nw, MPI_WIN_BASE, &base, &flag)) ||
-        (rc = NARMA_Win_get_attr(nw, MPI_WIN_SIZE, &sz, &flag)) ||
-        (rc = NARMA_Win_get_attr(nw, MPI_WIN_DISP_UNIT, &du, &flag)))
-        return pw_error(win, rc);
-    /* MPI_PROC_NULL: the lowest rank with memory, found at creation: only when that is this
-     * process is there memory to load from */
-    int self = rank == p->rank || (rank == MPI_PROC_NULL && p->lowest == p->rank);
-    *size = self ? *sz : 0;
-    *disp_unit = self ? *du : 1;
-    *(void **)baseptr = self ? base : NULL;
+    MPI_Aint sz = 0;
+    int du = 1, rc = NARMA_Win_shared_query(nw, rank, &sz, &du, baseptr);
+    if (rc != NARMA_SUCCESS && rc != NARMA_ERR_RANK) return pw_error(win, rc);
+    *size = sz; /* NARMA_ERR_RANK: not shared, 0 and NULL */
+    *disp_unit = du;
     return MPI_SUCCESS;
 }
 
@@ -495,7 +487,8 @@ void pw_report(void)
         int first = 1;
         for (int c = 0; c < PW_NCALLS && n < (int)sizeof(line) - 64; c++) {
             /* narma windows: only the calls MPI answered; passed windows: every call */
-            int to_mpi = !narma || c == PW_SHARED_QUERY || c == PW_INFO;
+            int to_mpi = !narma || c == PW_INFO ||
+                         (c == PW_SHARED_QUERY && p->flavor == MPI_WIN_FLAVOR_DYNAMIC);
             if (!to_mpi || p->calls[c] == 0) continue;
             n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s %llu",
                           first ? "; to MPI: " : ", ", call_names[c],

@@ -54,6 +54,7 @@ typedef MPI_Op NARMA_Op;
 #define NARMA_WIN_FLAVOR_CREATE   MPI_WIN_FLAVOR_CREATE
 #define NARMA_WIN_FLAVOR_ALLOCATE MPI_WIN_FLAVOR_ALLOCATE
 #define NARMA_WIN_FLAVOR_DYNAMIC  MPI_WIN_FLAVOR_DYNAMIC
+#define NARMA_WIN_FLAVOR_SHARED   MPI_WIN_FLAVOR_SHARED
 #define NARMA_WIN_SEPARATE        MPI_WIN_SEPARATE
 #define NARMA_WIN_UNIFIED         MPI_WIN_UNIFIED
 
@@ -116,7 +117,8 @@ enum narma_error {
     NARMA_ERR_KEYVAL,       /**< invalid attribute key */
     NARMA_ERR_NOT_INIT,     /**< MPI is not initialised */
     NARMA_ERR_PENDING,      /**< resources still in use (pending epochs or requests) */
-    NARMA_ERR_UNSUPPORTED,  /**< not supported by the selected transport */
+    NARMA_ERR_UNSUPPORTED,  /**< not supported by the selected transport (or, for
+                             *   NARMA_Win_allocate_shared, ranks that do not share memory) */
     NARMA_ERR_MPI,          /**< an MPI call failed: see NARMA_Get_mpi_error() */
     NARMA_ERR_INTERN,       /**< internal error (a bug: please report) */
     NARMA_ERR_NOTIFY_IDX,   /**< notification counter index outside the target's counters */
@@ -172,6 +174,48 @@ NARMA_API int NARMA_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Inf
 NARMA_API int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                                  void *baseptr, NARMA_Win *win);
 NARMA_API int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win);
+/**
+ * Collective over @p comm, as MPI_Win_allocate_shared: allocate @p size bytes on each rank in
+ * memory that every rank of @p comm can load from and store to, and make it a narma window
+ * (every RMA, synchronisation and notified call works on it; NARMA_WIN_CREATE_FLAVOR is
+ * NARMA_WIN_FLAVOR_SHARED). Every rank of @p comm must share memory with every other: ranks
+ * on different nodes, pretend nodes of NARMA_NODE_SIZE included, do not. The memory is
+ * contiguous across ranks (rank r's segment starts where rank r-1's ends) unless @p info
+ * sets alloc_shared_noncontig=true; NARMA_Win_shared_query gives any rank's segment. The
+ * window uses the shm transport, or, with NARMA_TRANSPORT=mpi, the mpi transport over the
+ * same kind of memory (MPI's shared allocation: load/store works as well). @p info also
+ * takes narma's window keys (see NARMA_Win_create).
+ * @param size      bytes of this rank's segment (>= 0; 0 allowed on any rank)
+ * @param disp_unit displacement unit of this rank (> 0)
+ * @param baseptr   out: (void **) the address of this rank's segment
+ * @return NARMA_SUCCESS, or on every rank alike: NARMA_ERR_UNSUPPORTED when the ranks of
+ *         @p comm do not all share memory (nothing is allocated); NARMA_ERR_ARG for
+ *         MPI_COMM_NULL, NULL @p baseptr or @p win, negative @p size, @p disp_unit <= 0 or a bad
+ *         narma info value; NARMA_ERR_NO_MEM; NARMA_ERR_MPI when MPI refused the allocation
+ *         (a rank whose own arguments were bad returns its own class, the others that class).
+ */
+NARMA_API int NARMA_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                        void *baseptr, NARMA_Win *win);
+/**
+ * As MPI_Win_shared_query (MPI-4.1): the segment of @p rank in this process's address space:
+ * its size, displacement unit and address, for load/store. Local, not collective.
+ * Windows from NARMA_Win_allocate_shared: every rank's segment. Windows from
+ * NARMA_Win_allocate and NARMA_Win_create: this process's own memory, and the segment of
+ * each peer reached through the shm transport (NARMA_Win_get_target_transport says "shm":
+ * its memory is mapped here); a peer reached through mpi does not share memory with this
+ * process. @p rank MPI_PROC_NULL stands for the lowest rank whose size is not 0 (size 0 and
+ * a NULL address when every size is 0).
+ * @param size      out: bytes of the segment
+ * @param disp_unit out: its displacement unit
+ * @param baseptr   out: (void **) its address here
+ * @return NARMA_SUCCESS; NARMA_ERR_WIN for an invalid or dynamic window (MPI:
+ *         MPI_ERR_RMA_FLAVOR); NARMA_ERR_ARG for a NULL output; NARMA_ERR_RANK for a rank
+ *         outside the group (outputs untouched) or one whose memory is not shared with this
+ *         process: then *size = 0 and *baseptr = NULL, MPI's answer for such memory, and
+ *         *disp_unit is its displacement unit.
+ */
+NARMA_API int NARMA_Win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                                     void *baseptr);
 /** Collective. Fails with NARMA_ERR_PENDING (and frees nothing) while epochs or
  *  active notification requests remain on the window. */
 NARMA_API int NARMA_Win_free(NARMA_Win *win);

@@ -116,7 +116,7 @@ static int win_check_args(MPI_Aint size, int disp_unit, void *base, int flavor, 
 {
 #if NARMA_ARG_CHECKS
     if (out == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL window pointer");
-    if (flavor == MPI_WIN_FLAVOR_ALLOCATE && baseptr == NULL)
+    if ((flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) && baseptr == NULL)
         return NARMAU_ERR(NARMA_ERR_ARG, "NULL baseptr");
     if (size < 0) return NARMAU_ERR(NARMA_ERR_ARG, "negative size %ld", (long)size);
     if (disp_unit <= 0) return NARMAU_ERR(NARMA_ERR_ARG, "disp_unit %d", disp_unit);
@@ -197,11 +197,15 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
         return rc;
     }
     w->fence_flat_max = flat;
+    /* A refusal of select (Win_allocate_shared over ranks that do not share memory) is every
+     * rank's alike and final. */
     rc = narmat_select(w->t.comm, flavor, &w->t.ops);
-    if (rc == NARMA_SUCCESS) rc = narmat_win_init(&w->t, base, size, info);
-    /* Refused by every rank alike (e.g. user memory shm cannot share): the next transport. */
-    if (rc == NARMA_ERR_UNSUPPORTED && narmat_fallback(&w->t.ops) == NARMA_SUCCESS)
+    if (rc == NARMA_SUCCESS) {
         rc = narmat_win_init(&w->t, base, size, info);
+        /* Refused by every rank alike (e.g. user memory shm cannot share): the next transport. */
+        if (rc == NARMA_ERR_UNSUPPORTED && narmat_fallback(&w->t.ops) == NARMA_SUCCESS)
+            rc = narmat_win_init(&w->t, base, size, info);
+    }
     if (rc != NARMA_SUCCESS) {
         win_release(w);
         return rc;
@@ -229,6 +233,63 @@ int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm com
 int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win)
 {
     return win_new(comm, MPI_WIN_FLAVOR_DYNAMIC, info, NULL, 0, 1, NULL, win);
+}
+
+/* The transport allocates the memory (one MPI shared allocation: contiguous across ranks
+ * unless info says alloc_shared_noncontig) and maps every rank's. */
+int NARMA_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                              void *baseptr, NARMA_Win *win)
+{
+    int rc = win_new(comm, MPI_WIN_FLAVOR_SHARED, info, NULL, size, disp_unit, baseptr, win);
+    if (rc == NARMA_SUCCESS) *(void **)baseptr = (*win)->t.base;
+    return rc;
+}
+
+/* Answered by the transport, which knows which peers' memory this process maps; this
+ * process's own memory is always its own to load from. MPI_PROC_NULL stands for the lowest
+ * rank whose size is not 0 (MPI); when every size is 0, size 0 and NULL. */
+int NARMA_Win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if (size == NULL || disp_unit == NULL || baseptr == NULL)
+        return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
+    struct narmat_win *t = &win->t;
+    if (t->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return NARMAU_ERR(NARMA_ERR_WIN, "shared_query on a dynamic window (no segment)");
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= t->size))
+        return NARMAU_ERR(NARMA_ERR_RANK, "rank %d outside the window's %d ranks", rank, t->size);
+    MPI_Aint sz = 0;
+    int du = 1, rc = NARMA_SUCCESS;
+    void *base = NULL;
+    if (rank == MPI_PROC_NULL) {
+        for (int r = 0; r < t->size; r++) {
+            rc = r == t->rank ? NARMA_SUCCESS : narmat_shared_query(t, r, &sz, &du, &base);
+            if (r == t->rank) sz = t->size_bytes, du = t->disp_unit, base = t->base;
+            if (rc == NARMA_ERR_UNSUPPORTED) return rc;
+            if (sz > 0) {
+                rank = r;
+                break;
+            }
+        }
+        if (rank == MPI_PROC_NULL) sz = 0, du = 1, base = NULL, rc = NARMA_SUCCESS;
+    } else if (rank == t->rank) {
+        sz = t->size_bytes, du = t->disp_unit, base = t->base;
+    } else {
+        rc = narmat_shared_query(t, rank, &sz, &du, &base);
+        if (rc == NARMA_ERR_UNSUPPORTED) return rc;
+    }
+    if (rc == NARMA_SUCCESS) {
+        *size = sz;
+        *disp_unit = du;
+        *(void **)baseptr = base;
+        return NARMA_SUCCESS;
+    }
+    /* Not shared with this process: MPI-4.1's answer for such memory, and an error. */
+    *size = 0;
+    *disp_unit = du;
+    *(void **)baseptr = NULL;
+    return NARMAU_ERR(NARMA_ERR_RANK, "rank %d's memory is not shared with this process (%s)", rank,
+                      narmat_target_name(t, rank));
 }
 
 int NARMA_Win_free(NARMA_Win *win)

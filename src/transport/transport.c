@@ -16,6 +16,12 @@ int narmat_enosys_detach(struct narmat_win *w, const void *base)
     return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "detach on transport %s", narmat_name(w));
 }
 
+int narmat_enosys_shared_query(struct narmat_win *w, int target, MPI_Aint *size, int *disp_unit,
+                               void **base)
+{
+    return NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "shared_query on transport %s", narmat_name(w));
+}
+
 int narmat_enosys_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                        int (*move)(void *move_arg), void *move_arg)
 {
@@ -90,6 +96,28 @@ int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
     return mrc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(mrc);
 }
 
+/* Win_allocate_shared: every rank of comm on one node (pretend nodes of NARMA_NODE_SIZE
+ * count as nodes), else NARMA_ERR_UNSUPPORTED. Sharing a node is an equivalence, so every
+ * rank reaches the same verdict without asking the others. shm serves the window; with
+ * NARMA_TRANSPORT=mpi, mpi does (over MPI's own shared allocation: still load/store). */
+static int select_shared(MPI_Comm comm, const struct narmat_ops **ops)
+{
+    MPI_Comm node;
+    int rc = narmat_node_comm(comm, &node);
+    if (rc) return rc;
+    int size, nsize;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    if (nsize != size)
+        return NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
+                          "Win_allocate_shared: the communicator's %d ranks do not all share "
+                          "memory (%d on this process's node%s)",
+                          size, nsize, narmat_cfg.node_size ? ", NARMA_NODE_SIZE" : "");
+    *ops = narmat_cfg.force_mpi ? &narmat_mpi_ops : &narmat_shm_ops;
+    return narmat_ops_check(*ops);
+}
+
 /* Per window, from the nodes its ranks are on (narmat_node_comm):
  *   every rank on one node          shm (Win_allocate, Win_create; dynamic windows once shm
  *                                   can attach), mpi otherwise;
@@ -97,10 +125,11 @@ int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
  *   anything between                hybrid: shm between the ranks of a node, mpi between nodes.
  * A window shm refuses on every rank (user memory it cannot share) falls back: narmat_fallback.
  * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it applies", as auto.
- * Collective over comm. */
+ * Win_allocate_shared windows: select_shared. Collective over comm. */
 int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
+    if (flavor == MPI_WIN_FLAVOR_SHARED) return select_shared(comm, ops);
     int shm_serves =
         flavor != MPI_WIN_FLAVOR_DYNAMIC || narmat_shm_ops.attach != narmat_enosys_attach;
     if (narmat_cfg.force_mpi || !shm_serves) return narmat_ops_check(*ops);

@@ -58,7 +58,7 @@ struct narmat_win {
     void *tp;                     /* that transport's state */
     MPI_Comm comm;                /* the ranks of this context (a private communicator) */
     int rank, size;               /* this process's rank in comm, and comm's size */
-    int flavor;                   /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE or _DYNAMIC */
+    int flavor;                   /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE, _DYNAMIC or _SHARED */
     int disp_unit;                /* this rank's displacement unit */
     MPI_Aint size_bytes;          /* this rank's window memory in bytes (0 when dynamic) */
     void *base;                   /* this rank's window memory (win_init sets it: allocate) */
@@ -102,7 +102,7 @@ enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
  * the arg poll() was given; src is a rank of the context poll() was called on. */
 typedef void (*narmat_note_cb)(void *arg, int32_t src, int32_t tag, int64_t bytes);
 
-#define NARMAT_OPS_VERSION 3
+#define NARMAT_OPS_VERSION 4
 
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
@@ -114,8 +114,13 @@ struct narmat_ops {
     const char *(*target_name)(struct narmat_win *w, int target);
 
     /* Window life cycle. win_init fills w->base (allocate), w->tp and w->attr_win.
-     * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE. Collective. It sets
-     * w->model when the memory model is not MPI_WIN_UNIFIED. */
+     * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE and FLAVOR_SHARED.
+     * Collective. It sets w->model when the memory model is not MPI_WIN_UNIFIED.
+     * FLAVOR_SHARED (Win_allocate_shared; narmat_select offers it only when every rank of
+     * comm shares memory): memory every rank can load from and store to, from one MPI shared
+     * allocation over comm with the window's info, so that it is contiguous across ranks
+     * (rank r's after rank r-1's) unless info says alloc_shared_noncontig=true. A transport
+     * that cannot share memory refuses it with NARMA_ERR_UNSUPPORTED on every rank. */
     int (*win_init)(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info);
     int (*win_free)(struct narmat_win *w); /* collective */
     int (*attach)(struct narmat_win *w, void *base, MPI_Aint size);
@@ -123,6 +128,12 @@ struct narmat_ops {
     /* Bounds of target memory: 0 if [lo, hi) bytes from disp*disp_unit is inside the target's
      * window, NARMA_ERR_DISP otherwise. */
     int (*check_bounds)(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo, MPI_Aint hi);
+    /* Where target's window memory is in this process's address space (Win_shared_query;
+     * never called for dynamic windows). Sets *size and *disp_unit to target's, and *base to
+     * that address with NARMA_SUCCESS when this process can load from and store to it;
+     * otherwise *base = NULL and NARMA_ERR_RANK (its memory is not shared with this process). */
+    int (*shared_query)(struct narmat_win *w, int target, MPI_Aint *size, int *disp_unit,
+                        void **base);
 
     /* Data movement. */
     int (*put)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype, int target,
@@ -217,6 +228,9 @@ int narmat_test_fail_alloc(int stage);
 const char *narmat_own_name(struct narmat_win *w, int target);
 int narmat_enosys_attach(struct narmat_win *w, void *base, MPI_Aint size);
 int narmat_enosys_detach(struct narmat_win *w, const void *base);
+/* shared_query for a transport that cannot tell: NARMA_ERR_UNSUPPORTED. */
+int narmat_enosys_shared_query(struct narmat_win *w, int target, MPI_Aint *size, int *disp_unit,
+                               void **base);
 int narmat_enosys_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                        int (*move)(void *move_arg), void *move_arg);
 /* rput_notify for a transport whose notified puts are complete on return: put_notify, ticket 0;
@@ -250,6 +264,11 @@ static inline int narmat_check_bounds(struct narmat_win *w, int target, MPI_Aint
                                       MPI_Aint hi)
 {
     return w->ops->check_bounds(w, target, disp, lo, hi);
+}
+static inline int narmat_shared_query(struct narmat_win *w, int target, MPI_Aint *size,
+                                      int *disp_unit, void **base)
+{
+    return w->ops->shared_query(w, target, size, disp_unit, base);
 }
 static inline int narmat_put(struct narmat_win *w, const void *oaddr, int ocount,
                              MPI_Datatype otype, int target, MPI_Aint disp, int tcount,

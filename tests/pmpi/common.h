@@ -142,6 +142,19 @@ static TEST_UNUSED int test_pmpi_off(void)
     return s && (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "false"));
 }
 
+/** Whether libnarma-mpi carries an MPI_Win_allocate_shared window on comm (collective): not
+ *  with NARMA_PMPI=off, nor when comm's ranks span pretend nodes (NARMA_NODE_SIZE=k: k
+ *  consecutive world ranks each), where narma refuses it and MPI makes it. */
+static TEST_UNUSED int test_narma_carries_shared(MPI_Comm comm)
+{
+    int k = (int)env_long("NARMA_NODE_SIZE", 0), world = 0, mm[2], all[2];
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    mm[0] = k > 0 ? world / k : 0;
+    mm[1] = -mm[0];
+    MPI_Allreduce(mm, all, 2, MPI_INT, MPI_MIN, comm);
+    return !test_pmpi_off() && all[0] == -all[1];
+}
+
 static void test_watchdog(int sig)
 {
     (void)sig;

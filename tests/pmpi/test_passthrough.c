@@ -1,11 +1,14 @@
 /* narma-test: np=2,3,4 transports=shm,mpi timeout=60 */
 /*
  * Windows libnarma-mpi leaves to the MPI library still work, beside windows narma carries:
- *  - MPI_Win_allocate_shared on the node's communicator (MPI_COMM_TYPE_SHARED): no narma
- *    window behind it (MPIX_Win_get_narma gives NARMA_WIN_NULL), MPI_Win_shared_query gives
+ *  - MPI_Win_allocate_shared on the node's communicator (MPI_COMM_TYPE_SHARED), with info
+ *    narma_passthrough=true (no narma window behind it: MPIX_Win_get_narma gives
+ *    NARMA_WIN_NULL) and without (narma carries it, unless the node's ranks span pretend
+ *    nodes, where narma refuses it and MPI makes it): either way MPI_Win_shared_query gives
  *    every rank's segment (size, displacement unit, a pointer this process can store
- *    through), stores through those pointers and MPI_Put / MPI_Get in a lock_all epoch with
- *    MPI_Win_sync deliver, and the flavor attribute is MPI_WIN_FLAVOR_SHARED;
+ *    through, contiguous across ranks), stores through those pointers and MPI_Put / MPI_Get
+ *    in a lock_all epoch with MPI_Win_sync deliver, and the flavor attribute is
+ *    MPI_WIN_FLAVOR_SHARED;
  *  - MPI_Win_create, MPI_Win_allocate and MPI_Win_create_dynamic with info
  *    narma_passthrough=true: NARMA_WIN_NULL; fence, accumulate and exclusive-lock epochs (and
  *    attach/detach) deliver exactly;
@@ -33,9 +36,12 @@ static void expect_narma(MPI_Win w, int carried, const char *what)
         CHECK(nw == NARMA_WIN_NULL, "%s: narma carries it, expected it passed through", what);
 }
 
-static void shared(void)
+static MPI_Info passthrough_info(void);
+
+static void shared(int pass)
 {
-    test_phase("MPI_Win_allocate_shared + MPI_Win_shared_query");
+    test_phase(pass ? "MPI_Win_allocate_shared (narma_passthrough) + MPI_Win_shared_query"
+                    : "MPI_Win_allocate_shared (carried) + MPI_Win_shared_query");
     MPI_Comm node;
     CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     int nrank, nsize;
@@ -44,10 +50,13 @@ static void shared(void)
     int nright = (nrank + 1) % nsize, nleft = (nrank + nsize - 1) % nsize;
     int *mine = NULL;
     MPI_Win sw;
-    CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)(nrank + 1) * N * sizeof(int), sizeof(int),
-                                      MPI_INFO_NULL, node, &mine, &sw));
+    MPI_Info info = pass ? passthrough_info() : MPI_INFO_NULL;
+    int carried = !pass && test_narma_carries_shared(node);
+    CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)(nrank + 1) * N * sizeof(int), sizeof(int), info,
+                                      node, &mine, &sw));
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     test_errors_return(sw);
-    expect_narma(sw, 0, "MPI_Win_allocate_shared window");
+    expect_narma(sw, carried, "MPI_Win_allocate_shared window");
     int *flavor = NULL, flag = 0;
     CHECK_MPI(MPI_Win_get_attr(sw, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
     CHECK(flag && flavor && *flavor == MPI_WIN_FLAVOR_SHARED, "flavor attribute %d",
@@ -60,6 +69,9 @@ static void shared(void)
         CHECK(sz == (MPI_Aint)(r + 1) * N * (MPI_Aint)sizeof(int) && du == (int)sizeof(int),
               "segment of node rank %d: size %ld unit %d", r, (long)sz, du);
         CHECK(seg[r] != NULL, "segment of node rank %d is NULL", r);
+        if (r > 0)
+            CHECK(seg[r] == seg[r - 1] + r * N, "segment of node rank %d at %p, not after %d's", r,
+                  (void *)seg[r], r - 1);
     }
     CHECK(seg[nrank] == mine, "my segment %p is not my base %p", (void *)seg[nrank], (void *)mine);
     {
@@ -297,7 +309,8 @@ int main(int argc, char **argv)
     size = test_size;
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
-    shared();
+    shared(0);
+    shared(1);
     created_passthrough();
     dynamic_passthrough();
     mixed_requests();

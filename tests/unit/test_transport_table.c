@@ -67,6 +67,7 @@ static void test_table(const struct narmat_ops *t, const char *name)
     ENTRY(attach);
     ENTRY(detach);
     ENTRY(check_bounds);
+    ENTRY(shared_query);
     ENTRY(put);
     ENTRY(get);
     ENTRY(acc);

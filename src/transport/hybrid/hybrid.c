@@ -273,6 +273,16 @@ static int hyb_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI
                   : narmat_check_bounds(&hy(w)->mpi, target, disp, lo, hi);
 }
 
+/* A node peer's memory is mapped by shm (the node's share of mpi's window for Win_allocate);
+ * the others' is not shared. */
+static int hyb_shared_query(struct narmat_win *w, int target, MPI_Aint *size, int *disp_unit,
+                            void **base)
+{
+    int s = via_shm(w, target);
+    return s >= 0 ? narmat_shared_query(&hy(w)->shm, s, size, disp_unit, base)
+                  : narmat_shared_query(&hy(w)->mpi, target, size, disp_unit, base);
+}
+
 static int hyb_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
 {
@@ -518,6 +528,7 @@ const struct narmat_ops narmat_hybrid_ops = {
     .attach = hyb_attach,
     .detach = hyb_detach,
     .check_bounds = hyb_check_bounds,
+    .shared_query = hyb_shared_query,
     .put = hyb_put,
     .get = hyb_get,
     .acc = hyb_acc,

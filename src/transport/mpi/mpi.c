@@ -2,7 +2,9 @@
  * The portable transport: narma over plain MPI-3 passive-target RMA.
  *
  * Used for ranks that do not share memory, for user memory (Win_create),
- * for dynamic windows, and everywhere with NARMA_TRANSPORT=mpi.
+ * for dynamic windows, and everywhere with NARMA_TRANSPORT=mpi (there, a
+ * Win_allocate_shared window's data window is MPI_Win_allocate_shared's, so
+ * the program still loads from and stores to its peers' memory).
  *
  * Each narma window owns two MPI windows, both held in
  * MPI_Win_lock_all(MPI_MODE_NOCHECK) for their whole life:
@@ -449,6 +451,13 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         w->base = b;
         break;
     }
+    case MPI_WIN_FLAVOR_SHARED: {
+        /* Unpadded: rank r's memory must start where rank r-1's ends. */
+        void *b = NULL;
+        NARMAT_MPI_TRY(MPI_Win_allocate_shared(size, w->disp_unit, info, w->comm, &b, &t->data));
+        w->base = b;
+        break;
+    }
     case MPI_WIN_FLAVOR_DYNAMIC:
         NARMAT_MPI_TRY(MPI_Win_create_dynamic(info, w->comm, &t->data));
         w->base = NULL;
@@ -473,7 +482,8 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     t->publish_every = t->slots >= 4 ? t->slots / 4 : 1;
     /* Win_create and dynamic windows need the target inside MPI's progress
      * engine for a remote flush to complete; allocated ones do on some stacks. */
-    t->progress_every = w->flavor == MPI_WIN_FLAVOR_ALLOCATE ? 64 : 1;
+    t->progress_every =
+        w->flavor == MPI_WIN_FLAVOR_ALLOCATE || w->flavor == MPI_WIN_FLAVOR_SHARED ? 64 : 1;
     t->off_done = NARMAT_MPI_OFF_GRANT + pad_line((MPI_Aint)p * 8);
     t->off_credit = t->off_done + pad_line((MPI_Aint)p * 8);
     t->off_ring = t->off_credit + pad_line((MPI_Aint)p * 8);
@@ -934,6 +944,23 @@ static int narmat_mpi_check_bounds(struct narmat_win *w, int target, MPI_Aint di
     if (disp < 0 || (unit > 1 ? disp > size / unit : disp > size)) return NARMA_ERR_DISP;
     MPI_Aint off = disp * unit;
     if (off + lo < 0 || hi > size - off) return NARMA_ERR_DISP;
+    return NARMA_SUCCESS;
+}
+
+/* Only a Win_allocate_shared window's memory is shared (MPI's shared allocation); other
+ * windows' peers are reached through MPI RMA alone. */
+static int narmat_mpi_shared_query(struct narmat_win *w, int target, MPI_Aint *size, int *disp_unit,
+                                   void **base)
+{
+    const struct narmat_mpi *t = tp_of(w);
+    *size = t->sizes[target];
+    *disp_unit = t->units[target];
+    *base = NULL;
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+        return NARMAU_ERR(NARMA_ERR_RANK, "rank %d is reached through MPI RMA only", target);
+    MPI_Aint qsize;
+    int qdisp;
+    NARMAU_MPI(MPI_Win_shared_query(t->data, target, &qsize, &qdisp, base));
     return NARMA_SUCCESS;
 }
 
@@ -1681,6 +1708,7 @@ const struct narmat_ops narmat_mpi_ops = {
     .attach = narmat_mpi_attach,
     .detach = narmat_mpi_detach,
     .check_bounds = narmat_mpi_check_bounds,
+    .shared_query = narmat_mpi_shared_query,
     .put = narmat_mpi_put,
     .get = narmat_mpi_get,
     .acc = narmat_mpi_acc,

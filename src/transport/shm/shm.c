@@ -23,7 +23,10 @@
  * One word per cache line: writers from different ranks never false-share.
  * Win_create windows have no DATA: the program's pages are moved onto shared
  * memory (usermem.h); dynamic windows neither: attached pages move onto the
- * process's arena and peers map them (dynamic.h).
+ * process's arena and peers map them (dynamic.h). Win_allocate_shared windows
+ * neither: their memory is a second MPI shared allocation of the user's sizes
+ * alone (datawin), so that it is contiguous across ranks as MPI specifies
+ * (or not, with the user's alloc_shared_noncontig=true).
  */
 #include "transport/transport.h"
 #include "transport/shm/dynamic.h"
@@ -74,6 +77,7 @@ struct shm_peer {
 
 struct shm_state {
     MPI_Win shwin;
+    MPI_Win datawin; /* Win_allocate_shared: the user's memory (else MPI_WIN_NULL) */
     struct shm_peer *peers;
     struct narmat_ring *myring;
     uint64_t head;       /* reader's private index into my ring */
@@ -428,11 +432,12 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     const int shared = w->shared_win != MPI_WIN_NULL;
     const int create = w->flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !shared;
     const int dynamic = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
+    const int shflavor = w->flavor == MPI_WIN_FLAVOR_SHARED;
     struct geom {
         MPI_Aint size;
         int disp_unit;
         int status;                         /* NARMA_SUCCESS, or this rank's error class */
-        int have_win;                       /* MPI created the shared window on this rank */
+        int have_win;                       /* MPI created the shared window(s) on this rank */
         MPI_Aint map_off;                   /* Win_create: base - first page */
         size_t map_len;                     /* Win_create: bytes of whole pages */
         char map_name[NARMAT_USERMEM_NAME]; /* Win_create: the pages' shared object */
@@ -443,11 +448,11 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     } mine = {size, w->disp_unit, NARMA_SUCCESS, 0, 0, 0, "", 0, 0, {0}, (int64_t)getpid(), 0},
       *all = malloc(p * sizeof(mine));
     int rc = NARMA_SUCCESS, mrc, can_free = 0, nopull = 1;
-    char *myseg = NULL, *ustart = NULL, why[256] = "";
+    char *myseg = NULL, *mydata = NULL, *ustart = NULL, why[256] = "";
     size_t ulen = 0;
     struct shm_state *s = calloc(1, sizeof(*s));
     if (s != NULL) {
-        s->shwin = MPI_WIN_NULL;
+        s->shwin = s->datawin = MPI_WIN_NULL;
         s->peers = calloc(p, sizeof(*s->peers));
         s->head_copy = calloc(p, sizeof(uint64_t));
         s->pull_out = calloc(p, sizeof(int));
@@ -508,7 +513,21 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     /* Pad to whole pages: some MPI libraries mishandle odd-sized segments. The
      * memory of a Win_create window stays where the program has it. */
     MPI_Aint total = (MPI_Aint)align_up(
-        s->off_data + (w->flavor == MPI_WIN_FLAVOR_CREATE ? 0 : (size_t)size), PAGE);
+        s->off_data + (w->flavor == MPI_WIN_FLAVOR_ALLOCATE ? (size_t)size : 0), PAGE);
+    /* Win_allocate_shared: the user's memory first, unpadded (padding would break its
+     * contiguity across ranks), with the user's info (alloc_shared_noncontig). Every rank
+     * calls it: a failure is carried by the allgather below, as the segment's. */
+    int have_data = !shflavor;
+    if (shflavor) {
+        mrc = MPI_Win_allocate_shared(size, w->disp_unit, info, w->comm, &mydata, &s->datawin);
+        if (mrc == MPI_SUCCESS) {
+            have_data = 1;
+            MPI_Win_set_errhandler(s->datawin, MPI_ERRORS_RETURN);
+        } else {
+            s->datawin = MPI_WIN_NULL;
+            rc = narmau_mpi_error(mrc);
+        }
+    }
 
     MPI_Info sinfo;
     MPI_Info_create(&sinfo);
@@ -516,7 +535,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     mrc = MPI_Win_allocate_shared(total, 1, sinfo, w->comm, &myseg, &s->shwin);
     MPI_Info_free(&sinfo);
     if (mrc == MPI_SUCCESS) {
-        mine.have_win = 1;
+        mine.have_win = have_data;
         MPI_Win_set_errhandler(s->shwin, MPI_ERRORS_RETURN);
         memset(myseg, 0, s->off_data);
         mine.seg = (uint64_t)(uintptr_t)myseg;
@@ -546,7 +565,7 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
             mine.map_dev = s->um.dev;
             mine.map_ino = s->um.ino;
         }
-    } else {
+    } else if (rc == NARMA_SUCCESS) {
         rc = narmau_mpi_error(mrc);
     }
 
@@ -594,6 +613,13 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
                 rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "dynamic window: %s", why);
             continue;
         }
+        if (shflavor) {
+            MPI_Aint ssize;
+            int sdisp;
+            mrc = MPI_Win_shared_query(s->datawin, r, &ssize, &sdisp, &pr->data);
+            if (mrc != MPI_SUCCESS) rc = narmau_mpi_error(mrc);
+            continue;
+        }
         if (w->flavor != MPI_WIN_FLAVOR_CREATE) continue;
         if (shared) {
             MPI_Aint ssize;
@@ -638,13 +664,19 @@ out:
         if (nopull) s->pull_min = 0;
         w->may_defer = s->pull_min != 0;
         s->pull_fail = pull_fail_hook();
-        w->base = w->flavor == MPI_WIN_FLAVOR_CREATE ? base : size > 0 ? myseg + s->off_data : NULL;
+        w->base = w->flavor == MPI_WIN_FLAVOR_CREATE ? base
+                  : shflavor                         ? mydata
+                  : size > 0                         ? myseg + s->off_data
+                                                     : NULL;
         w->tp = s;
         w->attr_win = s->shwin;
         return NARMA_SUCCESS;
     }
     if (s != NULL) shm_usermem_release(s, w->size);
-    if (can_free) MPI_Win_free(&s->shwin);
+    if (can_free) {
+        MPI_Win_free(&s->shwin);
+        if (s->datawin != MPI_WIN_NULL) MPI_Win_free(&s->datawin);
+    }
     shm_state_free(s);
     return rc;
 }
@@ -656,6 +688,10 @@ static int shm_win_free(struct narmat_win *w)
      * barrier inside MPI_Win_free orders every rank's last access before it. */
     shm_pull_complete(w, -1); /* a target may still be reading my memory */
     int rc = MPI_Win_free(&s->shwin);
+    if (s->datawin != MPI_WIN_NULL) {
+        int drc = MPI_Win_free(&s->datawin);
+        if (rc == MPI_SUCCESS) rc = drc;
+    }
     shm_usermem_release(s, w->size);
     shm_state_free(s);
     w->tp = NULL;
@@ -698,6 +734,20 @@ static int shm_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI
                           "of %ld bytes",
                           (long)disp, p->disp_unit, (long)lo, (long)hi, target, (long)p->size);
     return NARMA_SUCCESS;
+}
+
+/* Every peer's memory is mapped here (Win_allocate, Win_allocate_shared, Win_create moved onto
+ * shared memory, or shared through shared_win): its address in this process. */
+static int shm_shared_query(struct narmat_win *w, int target, MPI_Aint *size, int *disp_unit,
+                            void **base)
+{
+    const struct shm_peer *p = &st(w)->peers[target];
+    *size = p->size;
+    *disp_unit = p->disp_unit;
+    *base = p->size > 0 || w->flavor == MPI_WIN_FLAVOR_SHARED ? p->data : NULL;
+    if (st(w)->dyn == NULL) return NARMA_SUCCESS;
+    *base = NULL;
+    return NARMAU_ERR(NARMA_ERR_RANK, "shared_query on a dynamic window");
 }
 
 /* Only for accesses check_bounds accepted: an overflowing product belongs to an
@@ -1148,6 +1198,7 @@ const struct narmat_ops narmat_shm_ops = {
     .attach = shm_attach,
     .detach = shm_detach,
     .check_bounds = shm_check_bounds,
+    .shared_query = shm_shared_query,
     .put = shm_put,
     .get = shm_get,
     .acc = shm_acc,
