@@ -482,11 +482,14 @@ run_osu() {
     if [ -d "$src/c/util" ]; then util="$src/c/util"; os="$src/c/mpi/one-sided"
     elif [ -d "$src/util" ] && [ -d "$src/mpi/one-sided" ]; then util="$src/util"; os="$src/mpi/one-sided"
     else echo "foreign-pmpi.sh: $src holds no OSU micro-benchmarks (c/util, c/mpi/one-sided)" >&2; exit 2; fi
-    local bin="$work/bin/osu" b blog="$logs/build.log"
+    local bin="$work/bin/osu" b u blog="$logs/build.log"
     mkdir -p "$bin"
     : >"$blog"
     local utils=("$util/osu_util.c")
-    [ -f "$util/osu_util_mpi.c" ] && utils+=("$util/osu_util_mpi.c")
+    # OSU 7.x splits its utilities further (PAPI, graphs, validation: stubs unless enabled).
+    for u in osu_util_mpi osu_util_papi osu_util_graph osu_util_validation; do
+        [ -f "$util/$u.c" ] && utils+=("$util/$u.c")
+    done
     for b in put get acc; do
         if [ ! -x "$bin/osu_${b}_latency" ] || [ "$os/osu_${b}_latency.c" -nt "$bin/osu_${b}_latency" ]; then
             nice "$CC" -O2 -w -I"$util" -o "$bin/osu_${b}_latency" "$os/osu_${b}_latency.c" "${utils[@]}" -lm >>"$blog" 2>&1 ||
