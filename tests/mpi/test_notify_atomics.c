@@ -24,10 +24,11 @@
 
 #include <sched.h>
 
-#define K      40        /* Fetch_and_op_notify per origin and target */
+#define K      60        /* Fetch_and_op_notify per origin and target */
 #define KLOCK  6         /* critical sections per rank */
 #define BIG    (1 << 15) /* int64 elements of the region checked on arrival */
 #define ROUNDS 8
+#define RACES  30             /* compare-and-swap races */
 #define NELEM  (16 + 2 * BIG) /* window elements per rank */
 
 enum { E_CTR = 0, E_MIX = 1, E_LOCK = 2, E_CS = 3, E_RACE = 4, E_SWAP = 5, E_FENCE = 10 };
@@ -89,9 +90,9 @@ static void fetch_and_op_counter(void)
     /* fetched[t*K + i]: the i-th value fetched from rank t's counter */
     int64_t *fetched = malloc(sizeof(int64_t) * (size_t)(size * K));
     const int64_t one = 1;
-    for (int i = 0; i < K; i++)
-        for (int d = 0; d < size; d++) {
-            int t = (rank + d) % size;
+    /* every rank on the same counter at the same time: as much contention as there can be */
+    for (int t = 0; t < size; t++)
+        for (int i = 0; i < K; i++) {
             fetched[t * K + i] = -1;
             CHECK_RC(NARMA_Fetch_and_op_notify(&one, &fetched[t * K + i], MPI_INT64_T, t, E_CTR,
                                                NARMA_SUM, win, T_FOP));
@@ -168,32 +169,37 @@ static void mixed_accumulates(void)
 
 static void compare_and_swap(void)
 {
-    test_phase("Compare_and_swap_notify: one winner of a race");
+    test_phase("Compare_and_swap_notify: one winner of each race");
     const int target = size - 1;
     const int64_t freev = -1, me = rank;
     int64_t res = -2;
     NARMA_Request r = NARMA_REQUEST_NULL;
-    if (rank == target) {
-        CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, T_RACE, size, &r));
-        CHECK_RC(NARMA_Start(&r));
+    if (rank == target) CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, T_RACE, size, &r));
+    for (int round = 0; round < RACES; round++) {
+        snprintf(test_detail, sizeof test_detail, "race %d", round);
+        if (rank == target) {
+            mem[E_RACE] = -1;
+            CHECK_RC(NARMA_Start(&r));
+        }
+        progress_barrier();
+        CHECK_RC(NARMA_Compare_and_swap_notify(&me, &freev, &res, MPI_INT64_T, target, E_RACE, win,
+                                               T_RACE));
+        int won = res == -1, winners = 0;
+        CHECK(won || (res >= 0 && res < size), "CAS result %lld", (long long)res);
+        MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(winners == 1, "%d ranks won the race for one word", winners);
+        int64_t winner = won ? rank : res, w0 = winner;
+        MPI_Bcast(&w0, 1, MPI_INT64_T, target, MPI_COMM_WORLD);
+        CHECK(winner == w0, "I saw winner %lld, rank %d saw %lld", (long long)winner, target,
+              (long long)w0);
+        if (rank == target) {
+            /* one notification per CAS, swapped or not */
+            CHECK_RC(NARMA_Wait(&r, MPI_STATUS_IGNORE));
+            CHECK(load(E_RACE) == w0, "word %lld, winner %lld", (long long)load(E_RACE),
+                  (long long)w0);
+        }
     }
-    progress_barrier();
-    CHECK_RC(
-        NARMA_Compare_and_swap_notify(&me, &freev, &res, MPI_INT64_T, target, E_RACE, win, T_RACE));
-    int won = res == -1, winners = 0;
-    CHECK(won || (res >= 0 && res < size), "CAS result %lld", (long long)res);
-    MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(winners == 1, "%d ranks won the race for one word", winners);
-    int64_t winner = won ? rank : res, w0 = winner;
-    MPI_Bcast(&w0, 1, MPI_INT64_T, target, MPI_COMM_WORLD);
-    CHECK(winner == w0, "I saw winner %lld, rank %d saw %lld", (long long)winner, target,
-          (long long)w0);
-    if (rank == target) {
-        /* one notification per CAS, swapped or not */
-        CHECK_RC(NARMA_Wait(&r, MPI_STATUS_IGNORE));
-        CHECK(load(E_RACE) == w0, "word %lld, winner %lld", (long long)load(E_RACE), (long long)w0);
-        CHECK_RC(NARMA_Request_free(&r));
-    }
+    if (rank == target) CHECK_RC(NARMA_Request_free(&r));
 
     test_phase("Compare_and_swap_notify as a lock around a non-atomic increment");
     const int owner = 0;
