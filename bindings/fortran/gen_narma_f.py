@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 #   dtypeinout TYPE(MPI_Datatype), INTENT(INOUT)      -> MPI_Datatype *
 #   win      TYPE(NARMA_Win), INTENT(IN)              -> NARMA_Win
 #   winout / wininout   TYPE(NARMA_Win)               -> NARMA_Win *
+#   req      TYPE(NARMA_Request), INTENT(IN)          -> NARMA_Request
 #   reqout / reqinout   TYPE(NARMA_Request)           -> NARMA_Request *
 #   reqs     TYPE(NARMA_Request), INTENT(INOUT) :: a(*) -> NARMA_Request[]
 #   cptrout  TYPE(C_PTR), INTENT(OUT)                 -> void * (really void **)
@@ -125,6 +126,15 @@ FUNCS = [
     ("Rput_notify", RMA + W + REQ + [("tag", "int")]),
     ("Rget_notify", GET + W + REQ + [("tag", "int")]),
     ("Accumulate_notify", RMA + [("op", "op")] + W + [("tag", "int")]),
+    ("Get_accumulate_notify", GACC + [("op", "op")] + W + [("tag", "int")]),
+    ("Rget_accumulate_notify", GACC + [("op", "op")] + W + [("tag", "int")] + REQ),
+    ("Fetch_and_op_notify", [("origin_addr", "bufin"), ("result_addr", "buf"),
+                             ("datatype", "dtype"), ("target_rank", "int"),
+                             ("target_disp", "aint"), ("op", "op")] + W + [("tag", "int")]),
+    ("Compare_and_swap_notify", [("origin_addr", "bufin"), ("compare_addr", "bufin"),
+                                 ("result_addr", "buf"), ("datatype", "dtype"),
+                                 ("target_rank", "int"), ("target_disp", "aint")] + W +
+     [("tag", "int")]),
     ("Put_notify_init", RMA + W + [("tag", "int")] + REQ),
     ("Get_notify_init", GET + W + [("tag", "int")] + REQ),
     ("Accumulate_notify_init", RMA + [("op", "op")] + W + [("tag", "int")] + REQ),
@@ -153,6 +163,7 @@ FUNCS = [
     ("Waitany", [("count", "int"), ("array_of_requests", "reqs"), ("index", "index"),
                  ("status", "status")]),
     ("Request_free", [("request", "reqinout")]),
+    ("Request_get_status", [("request", "req"), ("flag", "flag"), ("status", "status")]),
 ]
 
 # Bound by hand below (Fortran form differs from C's), or not bound (with the reason).
@@ -263,11 +274,12 @@ def gen(spec):
             cpre.append(f"{t} {a}_c = {init};")
             cargs.append(f"&{a}_c")
             cpost.append(f"*{a} = MPI_{f}_c2f({a}_c);")
-        elif k == "win":
-            fdecl.append(f"type(NARMA_Win), intent(in) :: {a}")
+        elif k in ("win", "req"):
+            t = "NARMA_Win" if k == "win" else "NARMA_Request"
+            fdecl.append(f"type({t}), intent(in) :: {a}")
             fact.append(f"{a}%handle")
             idecl.append(f"type(c_ptr), value :: {a}")
-            cparams.append(f"NARMA_Win {a}")
+            cparams.append(f"{t} {a}")
             cargs.append(a)
         elif k in ("winout", "wininout", "reqout", "reqinout"):
             t = "NARMA_Win" if k.startswith("win") else "NARMA_Request"

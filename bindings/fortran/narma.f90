@@ -79,13 +79,14 @@ module narma
        NARMA_Accumulate, NARMA_Get_accumulate, NARMA_Fetch_and_op, NARMA_Compare_and_swap, &
        NARMA_Rput, NARMA_Rget, NARMA_Raccumulate, NARMA_Rget_accumulate, &
        NARMA_Put_notify, NARMA_Get_notify, NARMA_Rput_notify, NARMA_Rget_notify, &
-       NARMA_Accumulate_notify, NARMA_Put_notify_init, NARMA_Get_notify_init, NARMA_Accumulate_notify_init, &
+       NARMA_Accumulate_notify, NARMA_Get_accumulate_notify, NARMA_Rget_accumulate_notify, NARMA_Fetch_and_op_notify, &
+       NARMA_Compare_and_swap_notify, NARMA_Put_notify_init, NARMA_Get_notify_init, NARMA_Accumulate_notify_init, &
        NARMA_Notify_init, NARMA_Win_set_num_notify, NARMA_Win_get_num_notify, NARMA_Put_notify_idx, &
        NARMA_Get_notify_idx, NARMA_Accumulate_notify_idx, NARMA_Get_accumulate_notify_idx, NARMA_Rput_notify_idx, &
        NARMA_Rget_notify_idx, NARMA_Raccumulate_notify_idx, NARMA_Rget_accumulate_notify_idx, NARMA_Win_get_notify_value, &
        NARMA_Win_reset_notify_value, NARMA_Win_notify_ithreshold, NARMA_Start, NARMA_Startall, &
        NARMA_Test, NARMA_Wait, NARMA_Testany, NARMA_Waitany, &
-       NARMA_Request_free
+       NARMA_Request_free, NARMA_Request_get_status
 
   interface
      subroutine c_fatal(rc, name) bind(C, name="narmaf_fatal")
@@ -628,6 +629,67 @@ module narma
        type(c_ptr), value :: win
        integer(c_int), value :: tag
      end function c_accumulate_notify
+     integer(c_int) function c_get_accumulate_notify(origin_addr, origin_count, &
+          origin_datatype, result_addr, result_count, result_datatype, target_rank, &
+          target_disp, target_count, target_datatype, op, win, tag) bind(C, name="narmaf_get_accumulate_notify")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(c_int), value :: result_count
+       integer(c_int), value :: result_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+       integer(c_int), value :: tag
+     end function c_get_accumulate_notify
+     integer(c_int) function c_rget_accumulate_notify(origin_addr, origin_count, &
+          origin_datatype, result_addr, result_count, result_datatype, target_rank, &
+          target_disp, target_count, target_datatype, op, win, tag, request) bind(C, name="narmaf_rget_accumulate_notify")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(c_int), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(c_int), value :: result_count
+       integer(c_int), value :: result_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+       integer(c_int), value :: tag
+       type(c_ptr), intent(out) :: request
+     end function c_rget_accumulate_notify
+     integer(c_int) function c_fetch_and_op_notify(origin_addr, result_addr, datatype, &
+          target_rank, target_disp, op, win, tag) bind(C, name="narmaf_fetch_and_op_notify")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(c_int), value :: datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+       integer(c_int), value :: tag
+     end function c_fetch_and_op_notify
+     integer(c_int) function c_compare_and_swap_notify(origin_addr, compare_addr, result_addr, &
+          datatype, target_rank, target_disp, win, tag) bind(C, name="narmaf_compare_and_swap_notify")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       type(*), dimension(..), intent(in), asynchronous :: compare_addr
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(c_int), value :: datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       type(c_ptr), value :: win
+       integer(c_int), value :: tag
+     end function c_compare_and_swap_notify
      integer(c_int) function c_put_notify_init(origin_addr, origin_count, origin_datatype, &
           target_rank, target_disp, target_count, target_datatype, win, tag, request) bind(C, name="narmaf_put_notify_init")
        import
@@ -882,6 +944,13 @@ module narma
        import
        type(c_ptr), intent(inout) :: request
      end function c_request_free
+     integer(c_int) function c_request_get_status(request, flag, status, want_status) bind(C, name="narmaf_request_get_status")
+       import
+       type(c_ptr), value :: request
+       integer(c_int), intent(out) :: flag
+       integer(c_int), intent(out) :: status(*)
+       integer(c_int), value :: want_status
+     end function c_request_get_status
   end interface
 
 contains
@@ -1865,6 +1934,93 @@ contains
     call narmaf_return(rc, "NARMA_Accumulate_notify", ierror)
   end subroutine NARMA_Accumulate_notify
 
+  subroutine NARMA_Get_accumulate_notify(origin_addr, origin_count, origin_datatype, &
+       result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+       target_datatype, op, win, tag, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    type(*), dimension(..), asynchronous :: result_addr
+    integer, intent(in) :: result_count
+    type(MPI_Datatype), intent(in) :: result_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_get_accumulate_notify(origin_addr, int(origin_count, c_int), &
+         origin_datatype%MPI_VAL, result_addr, int(result_count, c_int), &
+         result_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         int(target_count, c_int), target_datatype%MPI_VAL, op%MPI_VAL, win%handle, &
+         int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Get_accumulate_notify", ierror)
+  end subroutine NARMA_Get_accumulate_notify
+
+  subroutine NARMA_Rget_accumulate_notify(origin_addr, origin_count, origin_datatype, &
+       result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+       target_datatype, op, win, tag, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer, intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    type(*), dimension(..), asynchronous :: result_addr
+    integer, intent(in) :: result_count
+    type(MPI_Datatype), intent(in) :: result_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer, intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: tag
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rget_accumulate_notify(origin_addr, int(origin_count, c_int), &
+         origin_datatype%MPI_VAL, result_addr, int(result_count, c_int), &
+         result_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         int(target_count, c_int), target_datatype%MPI_VAL, op%MPI_VAL, win%handle, &
+         int(tag, c_int), request%handle)
+    call narmaf_return(rc, "NARMA_Rget_accumulate_notify", ierror)
+  end subroutine NARMA_Rget_accumulate_notify
+
+  subroutine NARMA_Fetch_and_op_notify(origin_addr, result_addr, datatype, target_rank, &
+       target_disp, op, win, tag, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    type(*), dimension(..), asynchronous :: result_addr
+    type(MPI_Datatype), intent(in) :: datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_fetch_and_op_notify(origin_addr, result_addr, datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, op%MPI_VAL, win%handle, int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Fetch_and_op_notify", ierror)
+  end subroutine NARMA_Fetch_and_op_notify
+
+  subroutine NARMA_Compare_and_swap_notify(origin_addr, compare_addr, result_addr, datatype, &
+       target_rank, target_disp, win, tag, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    type(*), dimension(..), intent(in), asynchronous :: compare_addr
+    type(*), dimension(..), asynchronous :: result_addr
+    type(MPI_Datatype), intent(in) :: datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_compare_and_swap_notify(origin_addr, compare_addr, result_addr, datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, win%handle, int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Compare_and_swap_notify", ierror)
+  end subroutine NARMA_Compare_and_swap_notify
+
   subroutine NARMA_Put_notify_init(origin_addr, origin_count, origin_datatype, target_rank, &
        target_disp, target_count, target_datatype, win, tag, request, ierror)
     type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -2256,4 +2412,19 @@ contains
     rc = c_request_free(request%handle)
     call narmaf_return(rc, "NARMA_Request_free", ierror)
   end subroutine NARMA_Request_free
+
+  subroutine NARMA_Request_get_status(request, flag, status, ierror)
+    type(NARMA_Request), intent(in) :: request
+    logical, intent(out) :: flag
+    type(MPI_Status), intent(out), optional :: status
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: flag_c
+    integer(c_int) :: status_c(MPI_STATUS_SIZE)
+    integer(c_int) :: rc
+    rc = c_request_get_status(request%handle, flag_c, status_c, &
+         merge(1_c_int, 0_c_int, present(status)))
+    flag = (flag_c /= 0)
+    if (present(status)) call MPI_Status_f2f08(status_c, status)
+    call narmaf_return(rc, "NARMA_Request_get_status", ierror)
+  end subroutine NARMA_Request_get_status
 end module narma

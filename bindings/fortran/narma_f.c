@@ -610,6 +610,68 @@ NARMA_API int narmaf_accumulate_notify(CFI_cdesc_t *origin_addr, int origin_coun
                                    MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win, tag);
 }
 
+NARMA_API int narmaf_get_accumulate_notify(CFI_cdesc_t *origin_addr, int origin_count,
+                                           MPI_Fint origin_datatype, CFI_cdesc_t *result_addr,
+                                           int result_count, MPI_Fint result_datatype,
+                                           int target_rank, MPI_Aint target_disp, int target_count,
+                                           MPI_Fint target_datatype, MPI_Fint op, NARMA_Win win,
+                                           int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Get_accumulate_notify(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                       result_addr_p, result_count, MPI_Type_f2c(result_datatype),
+                                       target_rank, target_disp, target_count,
+                                       MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win, tag);
+}
+
+NARMA_API int narmaf_rget_accumulate_notify(CFI_cdesc_t *origin_addr, int origin_count,
+                                            MPI_Fint origin_datatype, CFI_cdesc_t *result_addr,
+                                            int result_count, MPI_Fint result_datatype,
+                                            int target_rank, MPI_Aint target_disp, int target_count,
+                                            MPI_Fint target_datatype, MPI_Fint op, NARMA_Win win,
+                                            int tag, NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rget_accumulate_notify(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                        result_addr_p, result_count, MPI_Type_f2c(result_datatype),
+                                        target_rank, target_disp, target_count,
+                                        MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win, tag,
+                                        request);
+}
+
+NARMA_API int narmaf_fetch_and_op_notify(CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr,
+                                         MPI_Fint datatype, int target_rank, MPI_Aint target_disp,
+                                         MPI_Fint op, NARMA_Win win, int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Fetch_and_op_notify(origin_addr_p, result_addr_p, MPI_Type_f2c(datatype),
+                                     target_rank, target_disp, MPI_Op_f2c(op), win, tag);
+}
+
+NARMA_API int narmaf_compare_and_swap_notify(CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_addr,
+                                             CFI_cdesc_t *result_addr, MPI_Fint datatype,
+                                             int target_rank, MPI_Aint target_disp, NARMA_Win win,
+                                             int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *compare_addr_p = narmaf_addr(compare_addr);
+    if (compare_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Compare_and_swap_notify(origin_addr_p, compare_addr_p, result_addr_p,
+                                         MPI_Type_f2c(datatype), target_rank, target_disp, win, tag);
+}
+
 NARMA_API int narmaf_put_notify_init(CFI_cdesc_t *origin_addr, int origin_count,
                                      MPI_Fint origin_datatype, int target_rank,
                                      MPI_Aint target_disp, int target_count,
@@ -853,4 +915,14 @@ NARMA_API int narmaf_waitany(int count, NARMA_Request *array_of_requests, int *i
 NARMA_API int narmaf_request_free(NARMA_Request *request)
 {
     return NARMA_Request_free(request);
+}
+
+NARMA_API int narmaf_request_get_status(NARMA_Request request, int *flag, MPI_Fint *status,
+                                        int want_status)
+{
+    MPI_Status status_c;
+    memset(&status_c, 0, sizeof status_c);
+    int rc = NARMA_Request_get_status(request, flag, want_status ? &status_c : MPI_STATUS_IGNORE);
+    if (want_status) MPI_Status_c2f(&status_c, status);
+    return rc;
 }

@@ -377,6 +377,68 @@ NARMA_API int NARMA_Accumulate_notify(const void *origin_addr, int origin_count,
                                       int tag);
 
 /**
+ * Notified fetching atomics (beyond the paper): NARMA_Get_accumulate,
+ * NARMA_Fetch_and_op and NARMA_Compare_and_swap, then a notification
+ * <origin rank, tag> at the target, matched by NARMA_Notify_init requests as
+ * any other; MPI_Get_count(MPI_BYTE) on its status gives the target's bytes
+ * (target_count x target_datatype; the datatype's size for the last two).
+ * The arguments are the MPI call's, in MPI order, then tag (then the request
+ * of the R form: unlike NARMA_Rput_notify and NARMA_Rget_notify, which keep
+ * foMPI-NA's order, the tag comes before it, as in the _init forms).
+ *
+ * Semantics: as the other notified accesses, each forms its own epoch (legal
+ * inside any access epoch and outside one). The operation is applied at the
+ * target before its notification can match, so a target that matched it reads
+ * the updated element. The result buffer holds the target's former contents
+ * when the call returns (on every transport, also on a window with
+ * narma_notify_completion=flush, where only the notification may wait for the
+ * next flush or progress); NARMA_Rget_accumulate_notify's request is complete
+ * at creation. Each is atomic, element by element, with every other
+ * accumulate-family call (NARMA_Accumulate, NARMA_Get_accumulate,
+ * NARMA_Fetch_and_op, NARMA_Compare_and_swap, their R* and notified forms) on
+ * the same elements with the same basic datatype, as the plain calls are.
+ * MPI_NO_OP reads atomically; MPI_REPLACE swaps. MPI_PROC_NULL as the target:
+ * nothing happens and nothing is notified (the tag is not checked).
+ *
+ * Errors: NARMA_ERR_WIN (invalid window), NARMA_ERR_RANK (target outside the
+ * window's group), NARMA_ERR_TAG (tag outside 0..NARMA_TAG_UB, wildcards
+ * included), NARMA_ERR_COUNT (negative count), NARMA_ERR_TYPE (invalid or
+ * uncommitted datatype, origin/target/result signatures or sizes that differ,
+ * a datatype not built from one predefined type; Fetch_and_op and
+ * Compare_and_swap: not a predefined type; Compare_and_swap: a floating-point
+ * or complex type), NARMA_ERR_OP (operation not allowed on the datatype),
+ * NARMA_ERR_DISP (outside the target's window memory), NARMA_ERR_ARG (NULL
+ * result buffer where the result has bytes, NULL origin or compare buffer of
+ * Compare_and_swap, NULL request pointer), NARMA_ERR_NO_MEM, NARMA_ERR_MPI.
+ * No epoch state is wrong for them (no NARMA_ERR_RMA_SYNC).
+ * Thread safety: as the rest of narma (MPI_THREAD_FUNNELED).
+ */
+NARMA_API int NARMA_Get_accumulate_notify(const void *origin_addr, int origin_count,
+                                          MPI_Datatype origin_datatype, void *result_addr,
+                                          int result_count, MPI_Datatype result_datatype,
+                                          int target_rank, MPI_Aint target_disp, int target_count,
+                                          MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                          int tag);
+/** Request form of NARMA_Get_accumulate_notify: the request is complete when the call returns
+ *  (Test/Wait free it; its status names this process, tag MPI_ANY_TAG). */
+NARMA_API int NARMA_Rget_accumulate_notify(const void *origin_addr, int origin_count,
+                                           MPI_Datatype origin_datatype, void *result_addr,
+                                           int result_count, MPI_Datatype result_datatype,
+                                           int target_rank, MPI_Aint target_disp, int target_count,
+                                           MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                           int tag, NARMA_Request *request);
+/** NARMA_Fetch_and_op, then notify: one element of a predefined datatype. */
+NARMA_API int NARMA_Fetch_and_op_notify(const void *origin_addr, void *result_addr,
+                                        MPI_Datatype datatype, int target_rank,
+                                        MPI_Aint target_disp, NARMA_Op op, NARMA_Win win, int tag);
+/** NARMA_Compare_and_swap, then notify (whether or not the swap happened: the result buffer
+ *  tells). */
+NARMA_API int NARMA_Compare_and_swap_notify(const void *origin_addr, const void *compare_addr,
+                                            void *result_addr, MPI_Datatype datatype,
+                                            int target_rank, MPI_Aint target_disp, NARMA_Win win,
+                                            int tag);
+
+/**
  * Persistent notified accesses (in the spirit of MPI-4's persistent
  * operations): the access described once, every argument checked once (bad
  * input is refused here, with the blocking call's error classes), then issued
@@ -531,6 +593,28 @@ NARMA_API int NARMA_Waitsome(int incount, NARMA_Request array_of_requests[], int
                              int array_of_indices[], MPI_Status *array_of_statuses);
 /** Free a request. An active notification request is withdrawn: it matches nothing afterwards. */
 NARMA_API int NARMA_Request_free(NARMA_Request *request);
+/**
+ * MPI_Request_get_status for narma requests: whether @p request is complete,
+ * without freeing it, deactivating it or changing the handle (passed by
+ * value). It drives progress as NARMA_Test does. When *flag is true, *status
+ * is what NARMA_Test or NARMA_Wait will then give, and they still complete
+ * the request normally (free it and set the handle to NARMA_REQUEST_NULL, or
+ * make a persistent one inactive); until then get_status may be called any
+ * number of times. Every kind of request: R* and R*_notify requests, the
+ * i* epoch requests, notification requests (NARMA_Notify_init) and persistent
+ * notified accesses, threshold requests. NARMA_REQUEST_NULL and an inactive
+ * persistent request give *flag = true and an empty status (source
+ * MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0). status may be MPI_STATUS_IGNORE.
+ *
+ * @param request the request (not modified)
+ * @param flag    out: true (nonzero) if the request is complete
+ * @param status  out: its status when *flag is true, or MPI_STATUS_IGNORE
+ * @return NARMA_SUCCESS; the request's own error class when it completed with one (as
+ *         NARMA_Test would return; status->MPI_ERROR is then MPI_ERR_OTHER);
+ *         NARMA_ERR_ARG (NULL flag); NARMA_ERR_REQUEST (a freed or invalid request).
+ * Thread safety: as the rest of narma.
+ */
+NARMA_API int NARMA_Request_get_status(NARMA_Request request, int *flag, MPI_Status *status);
 
 /** Drive narma's progress engine once (never blocks). */
 NARMA_API int NARMA_Progress(void);

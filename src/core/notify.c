@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "transport/transport.h"
+#include "util/dtype.h"
 
 /* Returns what call returns once it is not NARMAT_AGAIN. A full notification ring answers
  * NARMAT_AGAIN with nothing done: drain our own rings (two ranks filling each other's cannot
@@ -168,6 +169,130 @@ int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, M
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = NARMA_Get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
     return completed_request(w, local_done(w, target, rc), request);
+}
+
+/* ---- notified fetching atomics ------------------------------------------- */
+/*
+ * Get_accumulate_notify, Fetch_and_op_notify and Compare_and_swap_notify have one path: the
+ * transport's note() claims a slot in the target's notification queue (NARMAT_AGAIN, with
+ * nothing applied, while it is full: the retry never applies an atomic twice), runs
+ * fetch_move, then publishes the notification. fetch_move is the plain call's own data step
+ * (narmat_acc, narmat_cas: the same atomicity with every other accumulate-family call as
+ * Get_accumulate and Compare_and_swap have, on every transport and path), then a flush to the
+ * target, so the result is in the origin's buffer and the target's element updated before the
+ * notification can match. The notification carries the target's bytes (tcount x ttype).
+ */
+struct fetch_op {
+    struct narmai_win *w;
+    const void *oaddr, *caddr; /* caddr: compare-and-swap only */
+    void *raddr;
+    int ocount, rcount, target, tcount;
+    MPI_Datatype otype, rtype, ttype;
+    MPI_Aint disp;
+    MPI_Op op; /* MPI_OP_NULL: compare-and-swap */
+    int64_t bytes;
+};
+
+static int fetch_move(void *arg)
+{
+    const struct fetch_op *m = arg;
+    struct narmat_win *t = &m->w->t;
+    int rc = NARMA_SUCCESS;
+    if (m->bytes == 0) return rc; /* the notification alone (no MPI call of no element) */
+    if (m->op == MPI_OP_NULL)
+        rc = narmat_cas(t, m->oaddr, m->caddr, m->raddr, m->ttype, m->target, m->disp);
+    else
+        rc = narmat_acc(t, m->oaddr, m->ocount, m->otype, m->raddr, m->rcount, m->rtype, m->target,
+                        m->disp, m->tcount, m->ttype, m->op, NULL);
+    return rc ? rc : narmat_flush(t, m->target);
+}
+
+static int fetch_notify(struct fetch_op *m, int tag)
+{
+    const narmau_dtype *td;
+    int rc = narmau_dtype_get(m->ttype, &td);
+    if (rc) return NARMAU_ERR(rc, "target datatype");
+    m->bytes = (int64_t)m->tcount * (int64_t)td->size;
+    NOTIFY_RETRY(narmat_note(&m->w->t, m->target, NARMAT_NOTE_ACC, tag, m->bytes, fetch_move, m));
+}
+
+int NARMA_Get_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                                int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                                int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, int tag)
+{
+    int rc = narmai_null_result(raddr, rcount, rtype);
+    if (rc) return rc;
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
+#if NARMA_ARG_CHECKS
+    /* With NO_OP the origin buffer is ignored (MPI). */
+    int flags = NARMAI_CHK_NO_EPOCH | (op == MPI_NO_OP ? NARMAI_CHK_NO_ORIGIN : 0);
+    if ((rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, flags)) ||
+        (rc = check_tag(tag)) || (rc = narmai_acc_check(op, ttype)) ||
+        (rc = narmai_result_check(rcount, rtype, tcount, ttype)))
+        return rc;
+#endif
+    /* NO_OP ignores the origin: its datatype is not passed on (as the plain call). */
+    struct fetch_op m = {.w = w,
+                         .oaddr = oaddr,
+                         .raddr = raddr,
+                         .ocount = ocount,
+                         .rcount = rcount,
+                         .target = target,
+                         .tcount = tcount,
+                         .otype = op == MPI_NO_OP ? MPI_DATATYPE_NULL : otype,
+                         .rtype = rtype,
+                         .ttype = ttype,
+                         .disp = disp,
+                         .op = op};
+    return fetch_notify(&m, tag);
+}
+
+int NARMA_Rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                                 int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                                 int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, int tag,
+                                 NARMA_Request *request)
+{
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    /* Complete (result there) on return: the request is born complete. */
+    return completed_request(w,
+                             NARMA_Get_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
+                                                         target, disp, tcount, ttype, op, w, tag),
+                             request);
+}
+
+int NARMA_Fetch_and_op_notify(const void *oaddr, void *raddr, MPI_Datatype type, int target,
+                              MPI_Aint disp, NARMA_Op op, NARMA_Win w, int tag)
+{
+    int rc = narmai_fop_check(raddr, type, w);
+    if (rc) return rc;
+    return NARMA_Get_accumulate_notify(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w,
+                                       tag);
+}
+
+int NARMA_Compare_and_swap_notify(const void *oaddr, const void *caddr, void *raddr,
+                                  MPI_Datatype type, int target, MPI_Aint disp, NARMA_Win w,
+                                  int tag)
+{
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, 1, type, 1, type, NARMAI_CHK_NO_EPOCH);
+    if (rc || (rc = check_tag(tag)) || (rc = narmai_cas_check(oaddr, caddr, raddr, type)))
+        return rc;
+#endif
+    struct fetch_op m = {.w = w,
+                         .oaddr = oaddr,
+                         .caddr = caddr,
+                         .raddr = raddr,
+                         .ocount = 1,
+                         .rcount = 1,
+                         .target = target,
+                         .tcount = 1,
+                         .otype = type,
+                         .rtype = type,
+                         .ttype = type,
+                         .disp = disp,
+                         .op = MPI_OP_NULL};
+    return fetch_notify(&m, tag);
 }
 
 /* ---- persistent notified accesses ---------------------------------------- */

@@ -73,11 +73,9 @@ static int req_done(struct narmai_request *r)
     return 0;
 }
 
-/* Hand a completed request's status to the user and retire it (persistent:
- * back to INACTIVE; others: freed, handle set to NULL). Returns its error. */
-static int req_finish(NARMA_Request *handle, MPI_Status *st)
+/* A completed request's status, as Test/Wait give it (it stays COMPLETE). Returns its error. */
+static int req_status(struct narmai_request *r, MPI_Status *st)
 {
-    struct narmai_request *r = *handle;
     int err = r->st_error;
     if (st != MPI_STATUS_IGNORE) {
         /* The count lives in implementation-defined fields: set it through MPI
@@ -93,6 +91,15 @@ static int req_finish(NARMA_Request *handle, MPI_Status *st)
         st->MPI_TAG = r->st_tag;
         st->MPI_ERROR = err ? MPI_ERR_OTHER : MPI_SUCCESS;
     }
+    return err;
+}
+
+/* Hand a completed request's status to the user and retire it (persistent:
+ * back to INACTIVE; others: freed, handle set to NULL). Returns its error. */
+static int req_finish(NARMA_Request *handle, MPI_Status *st)
+{
+    struct narmai_request *r = *handle;
+    int err = req_status(r, st);
     if (r->kind == NARMAI_REQ_NOTIFY || r->kind == NARMAI_REQ_PACC) {
         r->state = NARMAI_REQ_INACTIVE;
     } else {
@@ -130,6 +137,31 @@ int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status)
     }
     *flag = 1;
     return req_finish(request, status);
+}
+
+/* Test without retiring: req_done only ever moves a request to COMPLETE (and its poll
+ * callbacks do their one-time bookkeeping then), which Test/Wait later finish. */
+int NARMA_Request_get_status(NARMA_Request request, int *flag, MPI_Status *status)
+{
+#if NARMA_ARG_CHECKS
+    if (flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL flag");
+    if (request != NULL && !req_ok(request))
+        return NARMAU_ERR(NARMA_ERR_REQUEST, "not a live request");
+#endif
+    if (req_is_inert(request)) {
+        *flag = 1;
+        status_empty(status);
+        return NARMA_SUCCESS;
+    }
+    if (!req_done(request)) {
+        narmai_progress_on(request->win);
+        if (!req_done(request)) {
+            *flag = 0;
+            return NARMA_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return req_status(request, status);
 }
 
 int NARMA_Wait(NARMA_Request *request, MPI_Status *status)

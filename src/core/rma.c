@@ -167,6 +167,17 @@ int narmai_acc_check(MPI_Op op, MPI_Datatype ttype)
     return rc ? NARMAU_ERR(rc, "operation not allowed on this datatype") : NARMA_SUCCESS;
 }
 
+int narmai_result_check(int rcount, MPI_Datatype rtype, int tcount, MPI_Datatype ttype)
+{
+    const narmau_dtype *rd, *td;
+    int rc = check_side(rcount, rtype, &rd, "result");
+    if (rc) return rc;
+    narmau_dtype_get(ttype, &td);
+    if ((MPI_Aint)rcount * rd->size != (MPI_Aint)tcount * td->size)
+        return NARMAU_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
+    return NARMA_SUCCESS;
+}
+
 static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
                   MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
                   MPI_Op op, NARMA_Win w, NARMA_Request *request)
@@ -178,13 +189,7 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, flags);
     if (rc) return rc;
     if ((rc = narmai_acc_check(op, ttype))) return rc;
-    if (raddr != NULL) {
-        const narmau_dtype *rd, *td;
-        if ((rc = check_side(rcount, rtype, &rd, "result"))) return rc;
-        narmau_dtype_get(ttype, &td);
-        if ((MPI_Aint)rcount * rd->size != (MPI_Aint)tcount * td->size)
-            return NARMAU_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
-    }
+    if (raddr != NULL && (rc = narmai_result_check(rcount, rtype, tcount, ttype))) return rc;
 #endif
     if (no_bytes(tcount, ttype)) return narmai_proc_null(w, request);
     /* NO_OP ignores the origin: do not hold on to its (possibly NULL) datatype. */
@@ -249,7 +254,7 @@ int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int tar
 
 /* A NULL result buffer is refused only when the result carries bytes; an
  * empty result (zero count or a zero-size type) is no result at all. */
-static int null_result(const void *raddr, int rcount, MPI_Datatype rtype)
+int narmai_null_result(const void *raddr, int rcount, MPI_Datatype rtype)
 {
     if (raddr != NULL || rcount <= 0) return NARMA_SUCCESS;
     const narmau_dtype *rd;
@@ -263,7 +268,7 @@ int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void
                          MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
-    int rc = null_result(raddr, rcount, rtype);
+    int rc = narmai_null_result(raddr, rcount, rtype);
     if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
                   NULL);
@@ -274,14 +279,15 @@ int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, voi
                           MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    int rc = null_result(raddr, rcount, rtype);
+    int rc = narmai_null_result(raddr, rcount, rtype);
     if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
                   request);
 }
 
-int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target, MPI_Aint disp,
-                       NARMA_Op op, NARMA_Win w)
+/* Fetch_and_op: a result buffer and a predefined datatype (the datatype's validity itself is
+ * checked with the window's other arguments). */
+int narmai_fop_check(const void *raddr, MPI_Datatype type, struct narmai_win *w)
 {
     if (raddr == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL result buffer");
     if (narmai_win_ok(w) && type != MPI_DATATYPE_NULL) {
@@ -290,16 +296,12 @@ int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int ta
         if (rc == NARMA_SUCCESS && (d->basic != type))
             return NARMAU_ERR(NARMA_ERR_TYPE, "Fetch_and_op needs a predefined datatype");
     }
-    return do_acc(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w, NULL);
+    return NARMA_SUCCESS;
 }
 
-int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
-                           int target, MPI_Aint disp, NARMA_Win w)
+/* Compare_and_swap, after narmai_rma_check accepted (1, type) on both sides. */
+int narmai_cas_check(const void *oaddr, const void *caddr, const void *raddr, MPI_Datatype type)
 {
-    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
-#if NARMA_ARG_CHECKS
-    int rc = narmai_rma_check(w, target, disp, 1, type, 1, type, 0);
-    if (rc) return rc;
     if (oaddr == NULL || caddr == NULL || raddr == NULL)
         return NARMAU_ERR(NARMA_ERR_ARG, "NULL buffer");
     /* MPI: C integer, Fortran integer, logical, multi-language and byte types only. */
@@ -311,6 +313,24 @@ int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MP
     narmau_dtype_get(type, &d);
     if (d->basic != type)
         return NARMAU_ERR(NARMA_ERR_TYPE, "Compare_and_swap needs a predefined datatype");
+    return NARMA_SUCCESS;
+}
+
+int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target, MPI_Aint disp,
+                       NARMA_Op op, NARMA_Win w)
+{
+    int rc = narmai_fop_check(raddr, type, w);
+    if (rc) return rc;
+    return do_acc(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w, NULL);
+}
+
+int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
+                           int target, MPI_Aint disp, NARMA_Win w)
+{
+    if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
+#if NARMA_ARG_CHECKS
+    int rc = narmai_rma_check(w, target, disp, 1, type, 1, type, 0);
+    if (rc || (rc = narmai_cas_check(oaddr, caddr, raddr, type))) return rc;
 #endif
     struct narmai_op rec = {.kind = NARMAI_OP_CAS,
                             .target = target,

@@ -175,7 +175,11 @@ struct narmat_ops {
      * target's ring (NARMAT_AGAIN, with nothing done, when full), call move(move_arg) (the
      * data access, complete at the target when it returns), then publish the notification
      * (void, never delivered, if move failed; its error is returned). Lets a transport that
-     * serves pairs through others keep one origin's notifications in one ring. */
+     * serves pairs through others keep one origin's notifications in one ring, and the core
+     * notify a fetching atomic (Get_accumulate_notify, Fetch_and_op_notify,
+     * Compare_and_swap_notify) whose data step is this context's own acc or cas. move may call
+     * this context's data operations and flush; the claimed slot is published after it
+     * returns. */
     int (*note)(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                 int (*move)(void *move_arg), void *move_arg);
     /* Drain the local notification ring, calling cb(arg, ...) per record; returns how many

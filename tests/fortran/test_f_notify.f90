@@ -2,19 +2,22 @@
 !> Module narma from Fortran: notified access. Put_notify, Get_notify, Rput_notify,
 !> Rget_notify, Accumulate_notify, the persistent Put/Get/Accumulate_notify_init forms with
 !> Start/Startall, and notification requests (Notify_init, wildcards, expected counts) whose
-!> statuses are checked (source, tag, MPI_Get_count on MPI_BYTE). Each rank targets its right
+!> statuses are checked (source, tag, MPI_Get_count on MPI_BYTE), the notified atomics
+!> (Fetch_and_op_notify, Get_accumulate_notify, Rget_accumulate_notify, Compare_and_swap_notify)
+!> and Request_get_status. Each rank targets its right
 !> neighbour, each step in its own region of the window, and waits only for notifications.
 program test_f_notify
   use, intrinsic :: iso_c_binding
   use mpi_f08
   use narma
   implicit none
-  integer, parameter :: n = 4, nreg = 8
+  integer, parameter :: n = 4, nreg = 9
   type(NARMA_Win) :: win
   type(NARMA_Request) :: nr, lr(2), pr(3), wild
   type(c_ptr) :: base
   real(c_double), pointer, asynchronous :: a(:, :)
   real(c_double), target, asynchronous :: v(n), got(n, 2)
+  integer(c_int64_t), target, asynchronous :: iswap(1), icmp(1), ires(1)
   type(MPI_Status) :: st, sts(3)
   integer :: rank, nprocs, left, right, ierr, i, cnt, k, idx, outc, ind(3)
   logical :: flag
@@ -32,6 +35,7 @@ program test_f_notify
   do k = 1, nreg
      a(:, k) = [(-(1000 * rank + 10 * k + i), i = 1, n)]
   end do
+  a(:, 9) = 0
   v = [(1000 * rank + i, i = 1, n)]
   call MPI_Barrier(MPI_COMM_WORLD)
 
@@ -140,6 +144,44 @@ program test_f_notify
   call region(6)
   call check(all(a(:, 7) == [(3 * (1000 * left + i) - (1000 * rank + 70 + i), i = 1, n)]), &
        "Accumulate_notify_init data (3 rounds)")
+  ! 6: notified atomics on region 9 (element 1 as a 64-bit integer), four notifications (tag 19)
+  call NARMA_Notify_init(win, left, 19, 4, lr(1), ierr)
+  call NARMA_Start(lr(1), ierr)
+  got = -1
+  call NARMA_Fetch_and_op_notify(v(1), got(1, 1), MPI_DOUBLE_PRECISION, right, disp(9) + 1, &
+       MPI_SUM, win, 19, ierr)
+  call check(ierr == NARMA_SUCCESS .and. got(1, 1) == 0, "Fetch_and_op_notify")
+  call NARMA_Get_accumulate_notify(v, 2, MPI_DOUBLE_PRECISION, got(:, 2), 2, MPI_DOUBLE_PRECISION, &
+       right, disp(9) + 2, 2, MPI_DOUBLE_PRECISION, MPI_REPLACE, win, 19, ierr)
+  call check(ierr == NARMA_SUCCESS .and. all(got(1:2, 2) == 0), "Get_accumulate_notify")
+  call NARMA_Rget_accumulate_notify(v, 1, MPI_DOUBLE_PRECISION, got(2, 1), 1, &
+       MPI_DOUBLE_PRECISION, right, disp(9) + 1, 1, MPI_DOUBLE_PRECISION, MPI_NO_OP, win, 19, &
+       lr(2), ierr)
+  call check(ierr == NARMA_SUCCESS, "Rget_accumulate_notify")
+  flag = .false.
+  do while (.not. flag)
+     call NARMA_Request_get_status(lr(2), flag, st, ierr)
+     call check(ierr == NARMA_SUCCESS, "Request_get_status")
+  end do
+  call check(lr(2) /= NARMA_REQUEST_NULL, "Request_get_status kept the request")
+  call NARMA_Wait(lr(2), ierror=ierr)
+  call check(ierr == NARMA_SUCCESS .and. lr(2) == NARMA_REQUEST_NULL, "Wait after get_status")
+  call check(got(2, 1) == 1000 * rank + 1, "Rget_accumulate_notify NO_OP read")
+  iswap = 5
+  icmp = 0
+  ires = -1
+  call NARMA_Compare_and_swap_notify(iswap, icmp, ires, MPI_INTEGER8, right, disp(9), win, 19, ierr)
+  call check(ierr == NARMA_SUCCESS .and. ires(1) == 0, "Compare_and_swap_notify")
+  call NARMA_Wait(lr(1), st, ierr)
+  call check(ierr == NARMA_SUCCESS .and. st%MPI_SOURCE == left .and. st%MPI_TAG == 19, &
+       "notified atomics' notifications")
+  call check(a(2, 9) == 1000 * left + 1 .and. a(3, 9) == 1000 * left + 1 .and. &
+       a(4, 9) == 1000 * left + 2, "notified atomics' data")
+  call check(transfer(a(1, 9), 0_c_int64_t) == 5, "Compare_and_swap_notify data")
+  call NARMA_Request_get_status(NARMA_REQUEST_NULL, flag, ierror=ierr)
+  call check(ierr == NARMA_SUCCESS .and. flag, "Request_get_status (NARMA_REQUEST_NULL)")
+  call NARMA_Request_free(lr(1), ierr)
+
   do i = 1, 3
      call NARMA_Request_free(pr(i), ierr)
      call check(ierr == NARMA_SUCCESS, "Request_free (persistent)")

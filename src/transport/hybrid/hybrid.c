@@ -433,6 +433,17 @@ static int hyb_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, M
     return narmat_note(&h->shm, s, NARMAT_NOTE_ACC, tag, (int64_t)tcount * tsize, hyb_acc_move, &m);
 }
 
+/* A notification whose data move() moves (through this window's acc or cas, hence mpi for every
+ * peer, completed at the target by move): in the ring this origin's other notifications to
+ * target use, so that their order is kept. */
+static int hyb_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                    int (*move)(void *move_arg), void *move_arg)
+{
+    int s = via_shm(w, target);
+    return s >= 0 ? narmat_note(&hy(w)->shm, s, kind, tag, bytes, move, move_arg)
+                  : narmat_note(&hy(w)->mpi, target, kind, tag, bytes, move, move_arg);
+}
+
 /* shm's sources are node ranks: back to window ranks for the core. */
 static void hyb_note_from_shm(void *arg, int32_t src, int32_t tag, int64_t bytes)
 {
@@ -541,7 +552,7 @@ const struct narmat_ops narmat_hybrid_ops = {
     .acc_notify = hyb_acc_notify,
     .rput_notify = hyb_rput_notify,
     .ticket_done = hyb_ticket_done,
-    .note = narmat_enosys_note,
+    .note = hyb_note,
     .poll = hyb_poll,
     .ctl_add = hyb_ctl_add,
     .ctl_cas = hyb_ctl_cas,

@@ -1526,6 +1526,18 @@ static int narmat_mpi_acc_notify(struct narmat_win *w, const void *oaddr, int oc
     return narmat_mpi_enqueue(w, target, NARMAT_NOTE_ACC, tag, bytes, rc);
 }
 
+/* A notification whose data move() moves (the fetching atomics' notified forms, through this
+ * transport's own acc and cas): step 1 before anything is applied (NARMAT_AGAIN with nothing
+ * done), so the core's retry never applies an atomic twice; step 3 completes the data before
+ * the record, as for the other notified accesses. */
+static int narmat_mpi_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                           int (*move)(void *move_arg), void *move_arg)
+{
+    int rc = narmat_mpi_reserve(w, target);
+    if (rc) return rc;
+    return narmat_mpi_enqueue(w, target, kind, tag, bytes, move(move_arg));
+}
+
 /* Read the record at slot pos of origin o's sub-ring into v; 1 if it is there and whole. */
 static int ring_read(struct narmat_win *w, int o, uint64_t pos, uint64_t v[NARMAT_MPI_REC_WORDS])
 {
@@ -1701,7 +1713,7 @@ const struct narmat_ops narmat_mpi_ops = {
     .size = sizeof(struct narmat_ops),
     .name = "mpi",
     .target_name = narmat_own_name,
-    .note = narmat_enosys_note,
+    .note = narmat_mpi_note,
     .flush_blocks = 1,
     .win_init = narmat_mpi_win_init,
     .win_free = narmat_mpi_win_free,
