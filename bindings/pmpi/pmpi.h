@@ -63,7 +63,6 @@ struct pw {
     int flavor;      /* MPI_WIN_FLAVOR_* as the program created it */
     int rank, size;  /* this process's rank in the window's group, its size */
     int lowest;      /* the lowest rank whose window memory is not empty (shared_query) */
-    MPI_Info hints;  /* the narma_* keys the window was created with (get_info) */
     const char *why; /* passed through: the reason */
     uint64_t epochs; /* epochs narma opened (fence counts each call) */
     uint64_t ops;    /* data accesses narma carried */
