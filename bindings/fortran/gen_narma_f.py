@@ -40,6 +40,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 #   index    INTEGER, INTENT(OUT), 1-based in Fortran  -> int * (0-based)
 #   status   TYPE(MPI_Status), INTENT(OUT), OPTIONAL   -> MPI_Status * (or MPI_STATUS_IGNORE)
 #   strin    CHARACTER(LEN=*), INTENT(IN)              -> const char * (trailing blanks dropped)
+#   count    INTEGER(MPI_COUNT_KIND), INTENT(IN)       -> MPI_Count
+#   infoout  TYPE(MPI_Info), INTENT(OUT)               -> MPI_Info *
+#   eh       TYPE(NARMA_Errhandler), INTENT(IN)        -> NARMA_Errhandler (the Fortran handle is an
+#                                                       INTEGER(C_INTPTR_T), so that the predefined
+#                                                       handlers, the C constants 1 and 2, can be
+#                                                       Fortran parameters)
+#   ehout / ehinout  TYPE(NARMA_Errhandler)            -> NARMA_Errhandler *
+#   ehfn     PROCEDURE(NARMA_Win_errhandler_function)  -> NARMA_Win_errhandler_function * (a BIND(C)
+#                                                       subroutine (win, errorcode); C calls it
+#                                                       with exactly those two arguments)
 RMA = [("origin_addr", "bufin"), ("origin_count", "int"), ("origin_datatype", "dtype"),
        ("target_rank", "int"), ("target_disp", "aint"), ("target_count", "int"),
        ("target_datatype", "dtype")]
@@ -50,6 +60,10 @@ GACC = [("origin_addr", "bufin"), ("origin_count", "int"), ("origin_datatype", "
         ("target_datatype", "dtype")]
 W = [("win", "win")]
 REQ = [("request", "reqout")]
+# Large-count (_c) forms: the counts are INTEGER(MPI_COUNT_KIND).
+RMA_C = [(a, "count" if a.endswith("_count") else k) for a, k in RMA]
+GET_C = [(a, "count" if a.endswith("_count") else k) for a, k in GET]
+GACC_C = [(a, "count" if a.endswith("_count") else k) for a, k in GACC]
 
 FUNCS = [
     # Library
@@ -76,6 +90,14 @@ FUNCS = [
     ("Win_set_name", W + [("win_name", "strin")]),
     ("Win_free_keyval", [("win_keyval", "intinout")]),
     ("Win_delete_attr", W + [("win_keyval", "int")]),
+    ("Win_get_info", W + [("info_used", "infoout")]),
+    ("Win_set_info", W + [("info", "info")]),
+    # Error handlers
+    ("Win_create_errhandler", [("win_errhandler_fn", "ehfn"), ("errhandler", "ehout")]),
+    ("Win_set_errhandler", W + [("errhandler", "eh")]),
+    ("Win_get_errhandler", W + [("errhandler", "ehout")]),
+    ("Win_call_errhandler", W + [("errorcode", "int")]),
+    ("Errhandler_free", [("errhandler", "ehinout")]),
     # Synchronisation
     ("Win_fence", [("assert", "int")] + W),
     ("Win_start", [("group", "group"), ("assert", "int")] + W),
@@ -120,6 +142,20 @@ FUNCS = [
     ("Rget", GET + W + REQ),
     ("Raccumulate", RMA + [("op", "op")] + W + REQ),
     ("Rget_accumulate", GACC + [("op", "op")] + W + REQ),
+    # Large counts
+    ("Put_c", RMA_C + W),
+    ("Get_c", GET_C + W),
+    ("Accumulate_c", RMA_C + [("op", "op")] + W),
+    ("Get_accumulate_c", GACC_C + [("op", "op")] + W),
+    ("Rput_c", RMA_C + W + REQ),
+    ("Rget_c", GET_C + W + REQ),
+    ("Raccumulate_c", RMA_C + [("op", "op")] + W + REQ),
+    ("Rget_accumulate_c", GACC_C + [("op", "op")] + W + REQ),
+    ("Put_notify_c", RMA_C + W + [("tag", "int")]),
+    ("Get_notify_c", GET_C + W + [("tag", "int")]),
+    ("Rput_notify_c", RMA_C + W + REQ + [("tag", "int")]),
+    ("Rget_notify_c", GET_C + W + REQ + [("tag", "int")]),
+    ("Accumulate_notify_c", RMA_C + [("op", "op")] + W + [("tag", "int")]),
     # Notified access
     ("Put_notify", RMA + W + [("tag", "int")]),
     ("Get_notify", GET + W + [("tag", "int")]),
@@ -263,6 +299,36 @@ def gen(spec):
             idecl.append(f"integer(c_int), value :: {a}")
             cparams.append(f"MPI_Fint {a}")
             cargs.append(f"MPI_{f}_f2c({a})")
+        elif k == "infoout":
+            fdecl.append(f"type(MPI_Info), intent(out) :: {a}")
+            fact.append(f"{a}%MPI_VAL")
+            idecl.append(f"integer(c_int), intent(out) :: {a}")
+            cparams.append(f"MPI_Fint *{a}")
+            cpre.append(f"MPI_Info {a}_c = MPI_INFO_NULL;")
+            cargs.append(f"&{a}_c")
+            cpost.append(f"if (rc == NARMA_SUCCESS) *{a} = MPI_Info_c2f({a}_c);")
+        elif k == "eh":
+            fdecl.append(f"type(NARMA_Errhandler), intent(in) :: {a}")
+            fact.append(f"{a}%handle")
+            idecl.append(f"integer(c_intptr_t), value :: {a}")
+            cparams.append(f"intptr_t {a}")
+            cargs.append(f"(NARMA_Errhandler){a}")
+        elif k in ("ehout", "ehinout"):
+            intent = "out" if k == "ehout" else "inout"
+            fdecl.append(f"type(NARMA_Errhandler), intent({intent}) :: {a}")
+            fact.append(f"{a}%handle")
+            idecl.append(f"integer(c_intptr_t), intent({intent}) :: {a}")
+            cparams.append(f"intptr_t *{a}")
+            init = "NARMA_ERRHANDLER_NULL" if k == "ehout" else f"(NARMA_Errhandler)*{a}"
+            cpre.append(f"NARMA_Errhandler {a}_c = {init};")
+            cargs.append(f"&{a}_c")
+            cpost.append(f"*{a} = (intptr_t){a}_c;")
+        elif k == "ehfn":
+            fdecl.append(f"procedure(NARMA_Win_errhandler_function) :: {a}")
+            fact.append(f"c_funloc({a})")
+            idecl.append(f"type(c_funptr), value :: {a}")
+            cparams.append(f"void (*{a})(void)")
+            cargs.append(f"(NARMA_Win_errhandler_function *){a}")
         elif k in ("groupout", "dtypeinout"):
             t, f = ("MPI_Group", "Group") if k == "groupout" else ("MPI_Datatype", "Type")
             intent = "out" if k == "groupout" else "inout"

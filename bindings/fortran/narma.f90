@@ -51,6 +51,24 @@ module narma
   end type NARMA_Request
   type(NARMA_Win), parameter, public :: NARMA_WIN_NULL = NARMA_Win(c_null_ptr)
   type(NARMA_Request), parameter, public :: NARMA_REQUEST_NULL = NARMA_Request(c_null_ptr)
+  !> Error handler handle (the C NARMA_Errhandler, as an address-sized integer so that the
+  !> predefined handlers can be parameters).
+  type, bind(C), public :: NARMA_Errhandler
+     integer(c_intptr_t) :: handle = 0
+  end type NARMA_Errhandler
+  type(NARMA_Errhandler), parameter, public :: NARMA_ERRHANDLER_NULL = NARMA_Errhandler(0)
+  type(NARMA_Errhandler), parameter, public :: NARMA_ERRORS_RETURN = NARMA_Errhandler(1)
+  type(NARMA_Errhandler), parameter, public :: NARMA_ERRORS_ARE_FATAL = NARMA_Errhandler(2)
+  !> A window error handler: a BIND(C) subroutine; narma calls it with the window and the error
+  !> class (the C handler's further arguments are none).
+  abstract interface
+     subroutine NARMA_Win_errhandler_function(win, errorcode) bind(C)
+       import :: NARMA_Win, c_int
+       type(NARMA_Win) :: win
+       integer(c_int) :: errorcode
+     end subroutine NARMA_Win_errhandler_function
+  end interface
+  public :: NARMA_Win_errhandler_function
 
   interface operator(==)
      module procedure narmaf_win_eq, narmaf_req_eq
@@ -68,16 +86,21 @@ module narma
        NARMA_Type_free, NARMA_Progress, NARMA_Win_create, NARMA_Win_allocate, &
        NARMA_Win_create_dynamic, NARMA_Win_allocate_shared, NARMA_Win_shared_query, NARMA_Win_free, &
        NARMA_Win_attach, NARMA_Win_detach, NARMA_Win_get_group, NARMA_Win_set_name, &
-       NARMA_Win_free_keyval, NARMA_Win_delete_attr, NARMA_Win_fence, NARMA_Win_start, &
-       NARMA_Win_complete, NARMA_Win_post, NARMA_Win_wait, NARMA_Win_test, &
-       NARMA_Win_lock, NARMA_Win_unlock, NARMA_Win_lock_all, NARMA_Win_unlock_all, &
-       NARMA_Win_flush, NARMA_Win_flush_all, NARMA_Win_flush_local, NARMA_Win_flush_local_all, &
-       NARMA_Win_sync, NARMA_Win_ipost, NARMA_Win_istart, NARMA_Win_icomplete, &
-       NARMA_Win_iwait, NARMA_Win_ifence, NARMA_Win_ilock, NARMA_Win_iunlock, &
-       NARMA_Win_ilock_all, NARMA_Win_iunlock_all, NARMA_Win_iflush, NARMA_Win_iflush_local, &
-       NARMA_Win_iflush_all, NARMA_Win_iflush_local_all, NARMA_Put, NARMA_Get, &
-       NARMA_Accumulate, NARMA_Get_accumulate, NARMA_Fetch_and_op, NARMA_Compare_and_swap, &
-       NARMA_Rput, NARMA_Rget, NARMA_Raccumulate, NARMA_Rget_accumulate, &
+       NARMA_Win_free_keyval, NARMA_Win_delete_attr, NARMA_Win_get_info, NARMA_Win_set_info, &
+       NARMA_Win_create_errhandler, NARMA_Win_set_errhandler, NARMA_Win_get_errhandler, NARMA_Win_call_errhandler, &
+       NARMA_Errhandler_free, NARMA_Win_fence, NARMA_Win_start, NARMA_Win_complete, &
+       NARMA_Win_post, NARMA_Win_wait, NARMA_Win_test, NARMA_Win_lock, &
+       NARMA_Win_unlock, NARMA_Win_lock_all, NARMA_Win_unlock_all, NARMA_Win_flush, &
+       NARMA_Win_flush_all, NARMA_Win_flush_local, NARMA_Win_flush_local_all, NARMA_Win_sync, &
+       NARMA_Win_ipost, NARMA_Win_istart, NARMA_Win_icomplete, NARMA_Win_iwait, &
+       NARMA_Win_ifence, NARMA_Win_ilock, NARMA_Win_iunlock, NARMA_Win_ilock_all, &
+       NARMA_Win_iunlock_all, NARMA_Win_iflush, NARMA_Win_iflush_local, NARMA_Win_iflush_all, &
+       NARMA_Win_iflush_local_all, NARMA_Put, NARMA_Get, NARMA_Accumulate, &
+       NARMA_Get_accumulate, NARMA_Fetch_and_op, NARMA_Compare_and_swap, NARMA_Rput, &
+       NARMA_Rget, NARMA_Raccumulate, NARMA_Rget_accumulate, NARMA_Put_c, &
+       NARMA_Get_c, NARMA_Accumulate_c, NARMA_Get_accumulate_c, NARMA_Rput_c, &
+       NARMA_Rget_c, NARMA_Raccumulate_c, NARMA_Rget_accumulate_c, NARMA_Put_notify_c, &
+       NARMA_Get_notify_c, NARMA_Rput_notify_c, NARMA_Rget_notify_c, NARMA_Accumulate_notify_c, &
        NARMA_Put_notify, NARMA_Get_notify, NARMA_Rput_notify, NARMA_Rget_notify, &
        NARMA_Accumulate_notify, NARMA_Get_accumulate_notify, NARMA_Rget_accumulate_notify, NARMA_Fetch_and_op_notify, &
        NARMA_Compare_and_swap_notify, NARMA_Put_notify_init, NARMA_Get_notify_init, NARMA_Accumulate_notify_init, &
@@ -277,6 +300,40 @@ module narma
        type(c_ptr), value :: win
        integer(c_int), value :: win_keyval
      end function c_win_delete_attr
+     integer(c_int) function c_win_get_info(win, info_used) bind(C, name="narmaf_win_get_info")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), intent(out) :: info_used
+     end function c_win_get_info
+     integer(c_int) function c_win_set_info(win, info) bind(C, name="narmaf_win_set_info")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: info
+     end function c_win_set_info
+     integer(c_int) function c_win_create_errhandler(win_errhandler_fn, errhandler) bind(C, name="narmaf_win_create_errhandler")
+       import
+       type(c_funptr), value :: win_errhandler_fn
+       integer(c_intptr_t), intent(out) :: errhandler
+     end function c_win_create_errhandler
+     integer(c_int) function c_win_set_errhandler(win, errhandler) bind(C, name="narmaf_win_set_errhandler")
+       import
+       type(c_ptr), value :: win
+       integer(c_intptr_t), value :: errhandler
+     end function c_win_set_errhandler
+     integer(c_int) function c_win_get_errhandler(win, errhandler) bind(C, name="narmaf_win_get_errhandler")
+       import
+       type(c_ptr), value :: win
+       integer(c_intptr_t), intent(out) :: errhandler
+     end function c_win_get_errhandler
+     integer(c_int) function c_win_call_errhandler(win, errorcode) bind(C, name="narmaf_win_call_errhandler")
+       import
+       type(c_ptr), value :: win
+       integer(c_int), value :: errorcode
+     end function c_win_call_errhandler
+     integer(c_int) function c_errhandler_free(errhandler) bind(C, name="narmaf_errhandler_free")
+       import
+       integer(c_intptr_t), intent(inout) :: errhandler
+     end function c_errhandler_free
      integer(c_int) function c_win_fence(assert, win) bind(C, name="narmaf_win_fence")
        import
        integer(c_int), value :: assert
@@ -561,6 +618,186 @@ module narma
        type(c_ptr), value :: win
        type(c_ptr), intent(out) :: request
      end function c_rget_accumulate
+     integer(c_int) function c_put_c(origin_addr, origin_count, origin_datatype, target_rank, &
+          target_disp, target_count, target_datatype, win) bind(C, name="narmaf_put_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+     end function c_put_c
+     integer(c_int) function c_get_c(origin_addr, origin_count, origin_datatype, target_rank, &
+          target_disp, target_count, target_datatype, win) bind(C, name="narmaf_get_c")
+       import
+       type(*), dimension(..), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+     end function c_get_c
+     integer(c_int) function c_accumulate_c(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, op, win) bind(C, name="narmaf_accumulate_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+     end function c_accumulate_c
+     integer(c_int) function c_get_accumulate_c(origin_addr, origin_count, origin_datatype, &
+          result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+          target_datatype, op, win) bind(C, name="narmaf_get_accumulate_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(kind=MPI_COUNT_KIND), value :: result_count
+       integer(c_int), value :: result_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+     end function c_get_accumulate_c
+     integer(c_int) function c_rput_c(origin_addr, origin_count, origin_datatype, target_rank, &
+          target_disp, target_count, target_datatype, win, request) bind(C, name="narmaf_rput_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_rput_c
+     integer(c_int) function c_rget_c(origin_addr, origin_count, origin_datatype, target_rank, &
+          target_disp, target_count, target_datatype, win, request) bind(C, name="narmaf_rget_c")
+       import
+       type(*), dimension(..), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_rget_c
+     integer(c_int) function c_raccumulate_c(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, op, win, request) bind(C, name="narmaf_raccumulate_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_raccumulate_c
+     integer(c_int) function c_rget_accumulate_c(origin_addr, origin_count, origin_datatype, &
+          result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+          target_datatype, op, win, request) bind(C, name="narmaf_rget_accumulate_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       type(*), dimension(..), asynchronous :: result_addr
+       integer(kind=MPI_COUNT_KIND), value :: result_count
+       integer(c_int), value :: result_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+     end function c_rget_accumulate_c
+     integer(c_int) function c_put_notify_c(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, win, tag) bind(C, name="narmaf_put_notify_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+       integer(c_int), value :: tag
+     end function c_put_notify_c
+     integer(c_int) function c_get_notify_c(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, win, tag) bind(C, name="narmaf_get_notify_c")
+       import
+       type(*), dimension(..), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+       integer(c_int), value :: tag
+     end function c_get_notify_c
+     integer(c_int) function c_rput_notify_c(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, win, request, tag) bind(C, name="narmaf_rput_notify_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+       integer(c_int), value :: tag
+     end function c_rput_notify_c
+     integer(c_int) function c_rget_notify_c(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, win, request, tag) bind(C, name="narmaf_rget_notify_c")
+       import
+       type(*), dimension(..), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       type(c_ptr), value :: win
+       type(c_ptr), intent(out) :: request
+       integer(c_int), value :: tag
+     end function c_rget_notify_c
+     integer(c_int) function c_accumulate_notify_c(origin_addr, origin_count, origin_datatype, &
+          target_rank, target_disp, target_count, target_datatype, op, win, tag) bind(C, name="narmaf_accumulate_notify_c")
+       import
+       type(*), dimension(..), intent(in), asynchronous :: origin_addr
+       integer(kind=MPI_COUNT_KIND), value :: origin_count
+       integer(c_int), value :: origin_datatype
+       integer(c_int), value :: target_rank
+       integer(kind=MPI_ADDRESS_KIND), value :: target_disp
+       integer(kind=MPI_COUNT_KIND), value :: target_count
+       integer(c_int), value :: target_datatype
+       integer(c_int), value :: op
+       type(c_ptr), value :: win
+       integer(c_int), value :: tag
+     end function c_accumulate_notify_c
      integer(c_int) function c_put_notify(origin_addr, origin_count, origin_datatype, &
           target_rank, target_disp, target_count, target_datatype, win, tag) bind(C, name="narmaf_put_notify")
        import
@@ -1377,6 +1614,68 @@ contains
     call narmaf_return(rc, "NARMA_Win_delete_attr", ierror)
   end subroutine NARMA_Win_delete_attr
 
+  subroutine NARMA_Win_get_info(win, info_used, ierror)
+    type(NARMA_Win), intent(in) :: win
+    type(MPI_Info), intent(out) :: info_used
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_get_info(win%handle, info_used%MPI_VAL)
+    call narmaf_return(rc, "NARMA_Win_get_info", ierror)
+  end subroutine NARMA_Win_get_info
+
+  subroutine NARMA_Win_set_info(win, info, ierror)
+    type(NARMA_Win), intent(in) :: win
+    type(MPI_Info), intent(in) :: info
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_set_info(win%handle, info%MPI_VAL)
+    call narmaf_return(rc, "NARMA_Win_set_info", ierror)
+  end subroutine NARMA_Win_set_info
+
+  subroutine NARMA_Win_create_errhandler(win_errhandler_fn, errhandler, ierror)
+    procedure(NARMA_Win_errhandler_function) :: win_errhandler_fn
+    type(NARMA_Errhandler), intent(out) :: errhandler
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_create_errhandler(c_funloc(win_errhandler_fn), errhandler%handle)
+    call narmaf_return(rc, "NARMA_Win_create_errhandler", ierror)
+  end subroutine NARMA_Win_create_errhandler
+
+  subroutine NARMA_Win_set_errhandler(win, errhandler, ierror)
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Errhandler), intent(in) :: errhandler
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_set_errhandler(win%handle, errhandler%handle)
+    call narmaf_return(rc, "NARMA_Win_set_errhandler", ierror)
+  end subroutine NARMA_Win_set_errhandler
+
+  subroutine NARMA_Win_get_errhandler(win, errhandler, ierror)
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Errhandler), intent(out) :: errhandler
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_get_errhandler(win%handle, errhandler%handle)
+    call narmaf_return(rc, "NARMA_Win_get_errhandler", ierror)
+  end subroutine NARMA_Win_get_errhandler
+
+  subroutine NARMA_Win_call_errhandler(win, errorcode, ierror)
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: errorcode
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_win_call_errhandler(win%handle, int(errorcode, c_int))
+    call narmaf_return(rc, "NARMA_Win_call_errhandler", ierror)
+  end subroutine NARMA_Win_call_errhandler
+
+  subroutine NARMA_Errhandler_free(errhandler, ierror)
+    type(NARMA_Errhandler), intent(inout) :: errhandler
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_errhandler_free(errhandler%handle)
+    call narmaf_return(rc, "NARMA_Errhandler_free", ierror)
+  end subroutine NARMA_Errhandler_free
+
   subroutine NARMA_Win_fence(assert, win, ierror)
     integer, intent(in) :: assert
     type(NARMA_Win), intent(in) :: win
@@ -1835,6 +2134,260 @@ contains
          target_datatype%MPI_VAL, op%MPI_VAL, win%handle, request%handle)
     call narmaf_return(rc, "NARMA_Rget_accumulate", ierror)
   end subroutine NARMA_Rget_accumulate
+
+  subroutine NARMA_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+       target_count, target_datatype, win, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_put_c(origin_addr, origin_count, origin_datatype%MPI_VAL, int(target_rank, c_int), &
+         target_disp, target_count, target_datatype%MPI_VAL, win%handle)
+    call narmaf_return(rc, "NARMA_Put_c", ierror)
+  end subroutine NARMA_Put_c
+
+  subroutine NARMA_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+       target_count, target_datatype, win, ierror)
+    type(*), dimension(..), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_get_c(origin_addr, origin_count, origin_datatype%MPI_VAL, int(target_rank, c_int), &
+         target_disp, target_count, target_datatype%MPI_VAL, win%handle)
+    call narmaf_return(rc, "NARMA_Get_c", ierror)
+  end subroutine NARMA_Get_c
+
+  subroutine NARMA_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, op, win, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_accumulate_c(origin_addr, origin_count, origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, target_count, target_datatype%MPI_VAL, &
+         op%MPI_VAL, win%handle)
+    call narmaf_return(rc, "NARMA_Accumulate_c", ierror)
+  end subroutine NARMA_Accumulate_c
+
+  subroutine NARMA_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+       op, win, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    type(*), dimension(..), asynchronous :: result_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: result_count
+    type(MPI_Datatype), intent(in) :: result_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_get_accumulate_c(origin_addr, origin_count, origin_datatype%MPI_VAL, result_addr, &
+         result_count, result_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%handle)
+    call narmaf_return(rc, "NARMA_Get_accumulate_c", ierror)
+  end subroutine NARMA_Get_accumulate_c
+
+  subroutine NARMA_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+       target_count, target_datatype, win, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rput_c(origin_addr, origin_count, origin_datatype%MPI_VAL, int(target_rank, c_int), &
+         target_disp, target_count, target_datatype%MPI_VAL, win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Rput_c", ierror)
+  end subroutine NARMA_Rput_c
+
+  subroutine NARMA_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+       target_count, target_datatype, win, request, ierror)
+    type(*), dimension(..), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rget_c(origin_addr, origin_count, origin_datatype%MPI_VAL, int(target_rank, c_int), &
+         target_disp, target_count, target_datatype%MPI_VAL, win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Rget_c", ierror)
+  end subroutine NARMA_Rget_c
+
+  subroutine NARMA_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, op, win, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_raccumulate_c(origin_addr, origin_count, origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, target_count, target_datatype%MPI_VAL, &
+         op%MPI_VAL, win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Raccumulate_c", ierror)
+  end subroutine NARMA_Raccumulate_c
+
+  subroutine NARMA_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+       op, win, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    type(*), dimension(..), asynchronous :: result_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: result_count
+    type(MPI_Datatype), intent(in) :: result_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rget_accumulate_c(origin_addr, origin_count, origin_datatype%MPI_VAL, result_addr, &
+         result_count, result_datatype%MPI_VAL, int(target_rank, c_int), target_disp, &
+         target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%handle, request%handle)
+    call narmaf_return(rc, "NARMA_Rget_accumulate_c", ierror)
+  end subroutine NARMA_Rget_accumulate_c
+
+  subroutine NARMA_Put_notify_c(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, win, tag, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_put_notify_c(origin_addr, origin_count, origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, target_count, target_datatype%MPI_VAL, &
+         win%handle, int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Put_notify_c", ierror)
+  end subroutine NARMA_Put_notify_c
+
+  subroutine NARMA_Get_notify_c(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, win, tag, ierror)
+    type(*), dimension(..), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_get_notify_c(origin_addr, origin_count, origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, target_count, target_datatype%MPI_VAL, &
+         win%handle, int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Get_notify_c", ierror)
+  end subroutine NARMA_Get_notify_c
+
+  subroutine NARMA_Rput_notify_c(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, win, request, tag, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rput_notify_c(origin_addr, origin_count, origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, target_count, target_datatype%MPI_VAL, &
+         win%handle, request%handle, int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Rput_notify_c", ierror)
+  end subroutine NARMA_Rput_notify_c
+
+  subroutine NARMA_Rget_notify_c(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, win, request, tag, ierror)
+    type(*), dimension(..), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(NARMA_Win), intent(in) :: win
+    type(NARMA_Request), intent(out) :: request
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_rget_notify_c(origin_addr, origin_count, origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, target_count, target_datatype%MPI_VAL, &
+         win%handle, request%handle, int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Rget_notify_c", ierror)
+  end subroutine NARMA_Rget_notify_c
+
+  subroutine NARMA_Accumulate_notify_c(origin_addr, origin_count, origin_datatype, target_rank, &
+       target_disp, target_count, target_datatype, op, win, tag, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: origin_addr
+    integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+    type(MPI_Datatype), intent(in) :: origin_datatype
+    integer, intent(in) :: target_rank
+    integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+    integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+    type(MPI_Datatype), intent(in) :: target_datatype
+    type(MPI_Op), intent(in) :: op
+    type(NARMA_Win), intent(in) :: win
+    integer, intent(in) :: tag
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = c_accumulate_notify_c(origin_addr, origin_count, origin_datatype%MPI_VAL, &
+         int(target_rank, c_int), target_disp, target_count, target_datatype%MPI_VAL, &
+         op%MPI_VAL, win%handle, int(tag, c_int))
+    call narmaf_return(rc, "NARMA_Accumulate_notify_c", ierror)
+  end subroutine NARMA_Accumulate_notify_c
 
   subroutine NARMA_Put_notify(origin_addr, origin_count, origin_datatype, target_rank, &
        target_disp, target_count, target_datatype, win, tag, ierror)

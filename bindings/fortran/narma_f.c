@@ -290,6 +290,54 @@ NARMA_API int narmaf_win_delete_attr(NARMA_Win win, int win_keyval)
     return NARMA_Win_delete_attr(win, win_keyval);
 }
 
+NARMA_API int narmaf_win_get_info(NARMA_Win win, MPI_Fint *info_used)
+{
+    MPI_Info info_used_c = MPI_INFO_NULL;
+    int rc = NARMA_Win_get_info(win, &info_used_c);
+    if (rc == NARMA_SUCCESS) *info_used = MPI_Info_c2f(info_used_c);
+    return rc;
+}
+
+NARMA_API int narmaf_win_set_info(NARMA_Win win, MPI_Fint info)
+{
+    return NARMA_Win_set_info(win, MPI_Info_f2c(info));
+}
+
+NARMA_API int narmaf_win_create_errhandler(void (*win_errhandler_fn)(void), intptr_t *errhandler)
+{
+    NARMA_Errhandler errhandler_c = NARMA_ERRHANDLER_NULL;
+    int rc = NARMA_Win_create_errhandler((NARMA_Win_errhandler_function *)win_errhandler_fn,
+                                         &errhandler_c);
+    *errhandler = (intptr_t)errhandler_c;
+    return rc;
+}
+
+NARMA_API int narmaf_win_set_errhandler(NARMA_Win win, intptr_t errhandler)
+{
+    return NARMA_Win_set_errhandler(win, (NARMA_Errhandler)errhandler);
+}
+
+NARMA_API int narmaf_win_get_errhandler(NARMA_Win win, intptr_t *errhandler)
+{
+    NARMA_Errhandler errhandler_c = NARMA_ERRHANDLER_NULL;
+    int rc = NARMA_Win_get_errhandler(win, &errhandler_c);
+    *errhandler = (intptr_t)errhandler_c;
+    return rc;
+}
+
+NARMA_API int narmaf_win_call_errhandler(NARMA_Win win, int errorcode)
+{
+    return NARMA_Win_call_errhandler(win, errorcode);
+}
+
+NARMA_API int narmaf_errhandler_free(intptr_t *errhandler)
+{
+    NARMA_Errhandler errhandler_c = (NARMA_Errhandler)*errhandler;
+    int rc = NARMA_Errhandler_free(&errhandler_c);
+    *errhandler = (intptr_t)errhandler_c;
+    return rc;
+}
+
 NARMA_API int narmaf_win_fence(int assert, NARMA_Win win)
 {
     return NARMA_Win_fence(assert, win);
@@ -552,6 +600,166 @@ NARMA_API int narmaf_rget_accumulate(CFI_cdesc_t *origin_addr, int origin_count,
                                  result_addr_p, result_count, MPI_Type_f2c(result_datatype),
                                  target_rank, target_disp, target_count,
                                  MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win, request);
+}
+
+NARMA_API int narmaf_put_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                           MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Put_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype), target_rank,
+                       target_disp, target_count, MPI_Type_f2c(target_datatype), win);
+}
+
+NARMA_API int narmaf_get_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                           MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Get_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype), target_rank,
+                       target_disp, target_count, MPI_Type_f2c(target_datatype), win);
+}
+
+NARMA_API int narmaf_accumulate_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                  MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                  MPI_Count target_count, MPI_Fint target_datatype, MPI_Fint op,
+                                  NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Accumulate_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                              target_rank, target_disp, target_count, MPI_Type_f2c(target_datatype),
+                              MPI_Op_f2c(op), win);
+}
+
+NARMA_API int narmaf_get_accumulate_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                      MPI_Fint origin_datatype, CFI_cdesc_t *result_addr,
+                                      MPI_Count result_count, MPI_Fint result_datatype,
+                                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                      MPI_Fint target_datatype, MPI_Fint op, NARMA_Win win)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Get_accumulate_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                  result_addr_p, result_count, MPI_Type_f2c(result_datatype),
+                                  target_rank, target_disp, target_count,
+                                  MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win);
+}
+
+NARMA_API int narmaf_rput_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                            MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                            MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win,
+                            NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rput_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype), target_rank,
+                        target_disp, target_count, MPI_Type_f2c(target_datatype), win, request);
+}
+
+NARMA_API int narmaf_rget_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                            MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                            MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win,
+                            NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rget_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype), target_rank,
+                        target_disp, target_count, MPI_Type_f2c(target_datatype), win, request);
+}
+
+NARMA_API int narmaf_raccumulate_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                   MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                   MPI_Count target_count, MPI_Fint target_datatype, MPI_Fint op,
+                                   NARMA_Win win, NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Raccumulate_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                               target_rank, target_disp, target_count,
+                               MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win, request);
+}
+
+NARMA_API int narmaf_rget_accumulate_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                       MPI_Fint origin_datatype, CFI_cdesc_t *result_addr,
+                                       MPI_Count result_count, MPI_Fint result_datatype,
+                                       int target_rank, MPI_Aint target_disp,
+                                       MPI_Count target_count, MPI_Fint target_datatype,
+                                       MPI_Fint op, NARMA_Win win, NARMA_Request *request)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    void *result_addr_p = narmaf_addr(result_addr);
+    if (result_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rget_accumulate_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                   result_addr_p, result_count, MPI_Type_f2c(result_datatype),
+                                   target_rank, target_disp, target_count,
+                                   MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win, request);
+}
+
+NARMA_API int narmaf_put_notify_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                  MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                  MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win,
+                                  int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Put_notify_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                              target_rank, target_disp, target_count, MPI_Type_f2c(target_datatype),
+                              win, tag);
+}
+
+NARMA_API int narmaf_get_notify_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                  MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                  MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win,
+                                  int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Get_notify_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                              target_rank, target_disp, target_count, MPI_Type_f2c(target_datatype),
+                              win, tag);
+}
+
+NARMA_API int narmaf_rput_notify_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                   MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                   MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win,
+                                   NARMA_Request *request, int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rput_notify_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                               target_rank, target_disp, target_count,
+                               MPI_Type_f2c(target_datatype), win, request, tag);
+}
+
+NARMA_API int narmaf_rget_notify_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                   MPI_Fint origin_datatype, int target_rank, MPI_Aint target_disp,
+                                   MPI_Count target_count, MPI_Fint target_datatype, NARMA_Win win,
+                                   NARMA_Request *request, int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Rget_notify_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                               target_rank, target_disp, target_count,
+                               MPI_Type_f2c(target_datatype), win, request, tag);
+}
+
+NARMA_API int narmaf_accumulate_notify_c(CFI_cdesc_t *origin_addr, MPI_Count origin_count,
+                                         MPI_Fint origin_datatype, int target_rank,
+                                         MPI_Aint target_disp, MPI_Count target_count,
+                                         MPI_Fint target_datatype, MPI_Fint op, NARMA_Win win,
+                                         int tag)
+{
+    void *origin_addr_p = narmaf_addr(origin_addr);
+    if (origin_addr_p == NARMAF_NONCONTIG) return NARMA_ERR_ARG;
+    return NARMA_Accumulate_notify_c(origin_addr_p, origin_count, MPI_Type_f2c(origin_datatype),
+                                     target_rank, target_disp, target_count,
+                                     MPI_Type_f2c(target_datatype), MPI_Op_f2c(op), win, tag);
 }
 
 NARMA_API int narmaf_put_notify(CFI_cdesc_t *origin_addr, int origin_count,

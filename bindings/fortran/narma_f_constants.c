@@ -6,6 +6,11 @@
 #include <narma/narma.h>
 #include <stdio.h>
 
+/* The module's NARMA_Errhandler parameters (1 and 2) must be the C constants. */
+_Static_assert(NARMA_ERRORS_RETURN == (NARMA_Errhandler)1 &&
+                   NARMA_ERRORS_ARE_FATAL == (NARMA_Errhandler)2,
+               "bindings/fortran/narma_module.f90.in: NARMA_ERRORS_* parameters");
+
 #define C(name) {#name, (long)(name)}
 
 static const struct {

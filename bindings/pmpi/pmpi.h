@@ -62,7 +62,6 @@ struct pw {
     NARMA_Win nw;    /* NARMA_WIN_NULL: passed through to the MPI library */
     int flavor;      /* MPI_WIN_FLAVOR_* as the program created it */
     int rank, size;  /* this process's rank in the window's group, its size */
-    MPI_Info hints;  /* the narma_* keys the window was created with (get_info) */
     const char *why; /* passed through: the reason */
     uint64_t epochs; /* epochs narma opened (fence counts each call) */
     uint64_t ops;    /* data accesses narma carried */

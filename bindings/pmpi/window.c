@@ -50,7 +50,6 @@ static struct pw *pw_add(MPI_Win handle, NARMA_Win nw, int flavor, const char *w
     p->nw = nw;
     p->flavor = flavor;
     p->why = why;
-    p->hints = MPI_INFO_NULL;
     p->id = nwin++;
     unsigned b = bucket_of(handle);
     p->next = buckets[b];
@@ -165,26 +164,6 @@ static const char *pass_reason(MPI_Info info)
                                                                    : NULL;
 }
 
-/* The narma_* keys of info (what MPI_Win_get_info must report as used), or MPI_INFO_NULL. */
-static MPI_Info narma_hints(MPI_Info info)
-{
-    int nkeys = 0;
-    MPI_Info h = MPI_INFO_NULL;
-    if (info == MPI_INFO_NULL || PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS) return h;
-    for (int i = 0; i < nkeys; i++) {
-        char key[MPI_MAX_INFO_KEY + 1], val[256];
-        int len = 0, flag = 0;
-        if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS || strncmp(key, "narma_", 6) != 0 ||
-            PMPI_Info_get_valuelen(info, key, &len, &flag) != MPI_SUCCESS || !flag ||
-            len >= (int)sizeof(val) ||
-            PMPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag) != MPI_SUCCESS || !flag)
-            continue;
-        if (h == MPI_INFO_NULL && PMPI_Info_create(&h) != MPI_SUCCESS) return MPI_INFO_NULL;
-        PMPI_Info_set(h, key, val);
-    }
-    return h;
-}
-
 /* The handle window of a narma window (see pmpi.h); the narma window is freed on failure. */
 static int handle_for(NARMA_Win nw, int flavor, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
@@ -202,7 +181,6 @@ static int handle_for(NARMA_Win nw, int flavor, MPI_Info info, MPI_Comm comm, MP
     PMPI_Win_set_name(*win, ""); /* as a new window's: Open MPI names its own "rdma window N" */
     PMPI_Comm_rank(comm, &p->rank);
     PMPI_Comm_size(comm, &p->size);
-    p->hints = narma_hints(info);
     return MPI_SUCCESS;
 }
 
@@ -327,7 +305,6 @@ NARMA_PMPI_API int MPI_Win_free(MPI_Win *win)
         if (rc != NARMA_SUCCESS) return pw_error(*win, rc);
     }
     pw_forget(p);
-    if (p->hints != MPI_INFO_NULL) PMPI_Info_free(&p->hints);
     return PMPI_Win_free(win); /* the handle window: attribute callbacks run here */
 }
 
@@ -391,29 +368,42 @@ NARMA_PMPI_API int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, i
     return rc;
 }
 
-/* MPI's hints of the handle window, and the narma_* hints narma took at creation. */
+/* MPI's hints of the handle window, and the narma_* hints of the narma window with their values
+ * in force (NARMA_Win_get_info). */
 NARMA_PMPI_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     struct pw *p;
-    pw_narma(win, PW_INFO, &p);
+    NARMA_Win nw = pw_narma(win, PW_INFO, &p);
     int rc = PMPI_Win_get_info(win, info_used);
-    if (rc != MPI_SUCCESS || p == NULL || p->hints == MPI_INFO_NULL) return rc;
+    if (rc != MPI_SUCCESS || nw == NARMA_WIN_NULL) return rc;
+    MPI_Info mine;
+    int nrc = NARMA_Win_get_info(nw, &mine);
+    if (nrc != NARMA_SUCCESS) {
+        PMPI_Info_free(info_used);
+        return pw_error(win, nrc);
+    }
     int nkeys = 0;
-    PMPI_Info_get_nkeys(p->hints, &nkeys);
+    PMPI_Info_get_nkeys(mine, &nkeys);
     for (int i = 0; i < nkeys; i++) {
         char key[MPI_MAX_INFO_KEY + 1], val[256];
         int flag = 0;
-        if (PMPI_Info_get_nthkey(p->hints, i, key) == MPI_SUCCESS &&
-            PMPI_Info_get(p->hints, key, (int)sizeof(val) - 1, val, &flag) == MPI_SUCCESS && flag)
+        if (PMPI_Info_get_nthkey(mine, i, key) == MPI_SUCCESS &&
+            PMPI_Info_get(mine, key, (int)sizeof(val) - 1, val, &flag) == MPI_SUCCESS && flag)
             PMPI_Info_set(*info_used, key, val);
     }
+    PMPI_Info_free(&mine);
     return MPI_SUCCESS;
 }
 
+/* MPI's hints go to the handle window; narma's (the epoch reorder keys) to the narma window. */
 NARMA_PMPI_API int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
     struct pw *p;
-    pw_narma(win, PW_INFO, &p);
+    NARMA_Win nw = pw_narma(win, PW_INFO, &p);
+    if (nw != NARMA_WIN_NULL) {
+        int nrc = NARMA_Win_set_info(nw, info);
+        if (nrc != NARMA_SUCCESS) return pw_error(win, nrc);
+    }
     return PMPI_Win_set_info(win, info);
 }
 

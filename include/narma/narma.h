@@ -234,6 +234,88 @@ NARMA_API int NARMA_Win_set_attr(NARMA_Win win, int win_keyval, void *attribute_
 NARMA_API int NARMA_Win_get_attr(NARMA_Win win, int win_keyval, void *attribute_val, int *flag);
 NARMA_API int NARMA_Win_delete_attr(NARMA_Win win, int win_keyval);
 
+/**
+ * The hints narma honours on @p win, with their current values, in a new info object
+ * (the caller frees it with MPI_Info_free), as MPI_Win_get_info. Local.
+ * Keys (always present, with the default when not given at creation, except narma_pull_min):
+ *   narma_notify_completion            "return" (default) or "flush"
+ *   narma_pull_min                     the byte count given at creation (R* notified puts
+ *                                      from that size on may be pulled by the target; "0":
+ *                                      never); absent when not given: the transport's
+ *                                      default (NARMA_SHM_PULL_MIN) applies
+ *   narma_access_after_access_reorder, narma_access_after_exposure_reorder,
+ *   narma_exposure_after_exposure_reorder, narma_exposure_after_access_reorder
+ *                                      "true"/"false" (default "false"); on an MPI whose info
+ *                                      keys are limited to 36 characters (Open MPI), a key too
+ *                                      long for it is reported under its alias
+ *                                      (narma_reorder_aaar, _aaer, _eaer, _eaar) instead
+ * MPI's standard window hints are not read by narma (it makes every guarantee they would
+ * relax), so none is reported.
+ * @param win        a window
+ * @param info_used  out: a new MPI_Info
+ * @return NARMA_SUCCESS; NARMA_ERR_WIN (invalid window), NARMA_ERR_ARG (NULL info_used),
+ *         NARMA_ERR_MPI (MPI_Info_create or MPI_Info_set failed).
+ * Thread safety: as the rest of narma. */
+NARMA_API int NARMA_Win_get_info(NARMA_Win win, MPI_Info *info_used);
+/**
+ * Update @p win's hints, as MPI_Win_set_info (collective over the window's group in MPI;
+ * narma's updates are local, so it needs no communication, but every process should pass
+ * the same values). Keys that can change after creation: the four epoch reorder keys (and
+ * their aliases), "true" or "false": they govern every epoch not yet active. Every other key
+ * (narma_notify_completion and narma_pull_min, which the transport fixes when it sets the
+ * window up, and MPI's own hints) is ignored, as MPI allows: NARMA_Win_get_info keeps
+ * reporting the value in force. Keys absent from @p info keep their values.
+ * @param win   a window
+ * @param info  the hints (MPI_INFO_NULL: nothing changes)
+ * @return NARMA_SUCCESS; NARMA_ERR_WIN (invalid window), NARMA_ERR_ARG (a reorder key whose
+ *         value is not "true" or "false", or a narma_ value of more than 22 characters:
+ *         nothing is changed then).
+ * Thread safety: as the rest of narma. */
+NARMA_API int NARMA_Win_set_info(NARMA_Win win, MPI_Info info);
+
+/* ---- Error handlers ---------------------------------------------------- */
+/*
+ * Window error handlers, as MPI's: every call that takes a valid window and fails calls the
+ * window's handler with the error class, then returns that class (when the handler returns).
+ * The default, NARMA_ERRORS_RETURN, does nothing: calls just return their code, as always.
+ * NARMA_ERRORS_ARE_FATAL prints the error's text on stderr and calls MPI_Abort on the
+ * window's communicator. Calls without a valid window (creation, an invalid or freed handle:
+ * NARMA_ERR_WIN for an invalid one, request completion such as NARMA_Wait) call no handler.
+ * A handler that calls narma on the same window and fails there is not re-entered: that
+ * inner call just returns its code. The cost of the mechanism on a successful call is one
+ * well-predicted branch.
+ */
+/** Opaque error handler handle. The predefined handles are constants, never dereferenced. */
+typedef struct narmai_errhandler *NARMA_Errhandler;
+#define NARMA_ERRHANDLER_NULL  ((NARMA_Errhandler)0)
+#define NARMA_ERRORS_RETURN    ((NARMA_Errhandler)1) /**< the default: return the code */
+#define NARMA_ERRORS_ARE_FATAL ((NARMA_Errhandler)2) /**< print the error, MPI_Abort */
+/** A window error handler, as MPI_Win_errhandler_function: @p win points to the window's
+ *  handle, @p errorcode to the error class. Further arguments: none (reserved, as in MPI). */
+typedef void NARMA_Win_errhandler_function(NARMA_Win *win, int *errorcode, ...);
+/** Make an error handler calling @p fn.
+ *  @return NARMA_SUCCESS; NARMA_ERR_ARG (fn or errhandler NULL); NARMA_ERR_NO_MEM. */
+NARMA_API int NARMA_Win_create_errhandler(NARMA_Win_errhandler_function *fn,
+                                          NARMA_Errhandler *errhandler);
+/** Attach @p errhandler to @p win (the window keeps its own reference: the handle may be freed
+ *  afterwards). Local.
+ *  @return NARMA_SUCCESS; NARMA_ERR_WIN (invalid window); NARMA_ERR_ARG (NULL or freed
+ *          handler: the window's handler is then called with NARMA_ERR_ARG). */
+NARMA_API int NARMA_Win_set_errhandler(NARMA_Win win, NARMA_Errhandler errhandler);
+/** The handler attached to @p win (NARMA_ERRORS_RETURN unless set), as a new reference that
+ *  the caller frees with NARMA_Errhandler_free (a no-op for the predefined handlers).
+ *  @return NARMA_SUCCESS; NARMA_ERR_WIN (invalid window); NARMA_ERR_ARG (NULL errhandler). */
+NARMA_API int NARMA_Win_get_errhandler(NARMA_Win win, NARMA_Errhandler *errhandler);
+/** Call @p win's handler with @p errorcode (any value), as MPI_Win_call_errhandler.
+ *  @return NARMA_SUCCESS once the handler returned; NARMA_ERR_WIN (invalid window: no handler
+ *          called). */
+NARMA_API int NARMA_Win_call_errhandler(NARMA_Win win, int errorcode);
+/** Release a handle and set it to NARMA_ERRHANDLER_NULL; the handler lives on while windows
+ *  use it. Freeing a predefined handler only sets the handle to NULL.
+ *  @return NARMA_SUCCESS; NARMA_ERR_ARG (NULL pointer, NARMA_ERRHANDLER_NULL or not a
+ *          handler). */
+NARMA_API int NARMA_Errhandler_free(NARMA_Errhandler *errhandler);
+
 /* ---- Synchronisation -------------------------------------------------- */
 
 NARMA_API int NARMA_Win_fence(int assert, NARMA_Win win);
@@ -333,6 +415,79 @@ NARMA_API int NARMA_Rget_accumulate(const void *origin_addr, int origin_count,
                                     MPI_Aint target_disp, int target_count,
                                     MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
                                     NARMA_Request *request);
+
+/* ---- Large counts (MPI-4 _c forms) ------------------------------------- */
+/*
+ * The data calls with MPI_Count counts, as MPI-4 spells them (same arguments, same errors,
+ * same semantics as the int forms). Counts that fit an int take the int form's path
+ * unchanged. A larger count really moves that many elements: narma describes the data as one
+ * derived datatype built from the caller's datatype (count = q * INT_MAX + r: q contiguous
+ * chunks of INT_MAX elements, then r elements, combined with MPI_Type_create_struct) and
+ * issues count 1 of it, so an accumulate still applies its operation element by element
+ * (atomically per element) on the same basic type. Errors beyond the int forms':
+ * NARMA_ERR_COUNT for a negative count, or one so large that its byte size overflows
+ * MPI_Aint; NARMA_ERR_MPI when MPI cannot build the datatype. On the shm transport a
+ * non-contiguous datatype is described block by block, up to 4 Mi blocks per access: a
+ * large-count access beyond that would go through MPI_Pack (an int size) and is refused with
+ * NARMA_ERR_COUNT (accumulates: NARMA_ERR_TYPE). Thread safety: as the int forms.
+ */
+NARMA_API int NARMA_Put_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, NARMA_Win win);
+NARMA_API int NARMA_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                          MPI_Datatype target_datatype, NARMA_Win win);
+NARMA_API int NARMA_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                                 MPI_Datatype origin_datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win);
+NARMA_API int NARMA_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                                     MPI_Datatype origin_datatype, void *result_addr,
+                                     MPI_Count result_count, MPI_Datatype result_datatype,
+                                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                     MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win);
+NARMA_API int NARMA_Rput_c(const void *origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Datatype target_datatype, NARMA_Win win,
+                           NARMA_Request *request);
+NARMA_API int NARMA_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, NARMA_Win win, NARMA_Request *request);
+NARMA_API int NARMA_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                                  MPI_Datatype origin_datatype, int target_rank,
+                                  MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                  NARMA_Request *request);
+NARMA_API int NARMA_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                                      MPI_Datatype origin_datatype, void *result_addr,
+                                      MPI_Count result_count, MPI_Datatype result_datatype,
+                                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                      MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                      NARMA_Request *request);
+/** Notified accesses with MPI_Count counts (see the notified-access section below). */
+NARMA_API int NARMA_Put_notify_c(const void *origin_addr, MPI_Count origin_count,
+                                 MPI_Datatype origin_datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, NARMA_Win win, int tag);
+NARMA_API int NARMA_Get_notify_c(void *origin_addr, MPI_Count origin_count,
+                                 MPI_Datatype origin_datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, NARMA_Win win, int tag);
+NARMA_API int NARMA_Rput_notify_c(const void *origin_addr, MPI_Count origin_count,
+                                  MPI_Datatype origin_datatype, int target_rank,
+                                  MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, NARMA_Win win,
+                                  NARMA_Request *request, int tag);
+NARMA_API int NARMA_Rget_notify_c(void *origin_addr, MPI_Count origin_count,
+                                  MPI_Datatype origin_datatype, int target_rank,
+                                  MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, NARMA_Win win,
+                                  NARMA_Request *request, int tag);
+NARMA_API int NARMA_Accumulate_notify_c(const void *origin_addr, MPI_Count origin_count,
+                                        MPI_Datatype origin_datatype, int target_rank,
+                                        MPI_Aint target_disp, MPI_Count target_count,
+                                        MPI_Datatype target_datatype, NARMA_Op op, NARMA_Win win,
+                                        int tag);
 
 /* ---- Notified Access -------------------------------------------------- */
 /*

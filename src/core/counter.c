@@ -77,7 +77,7 @@ static void drain_cb(void *arg, int32_t src, int32_t tag, int64_t bytes)
     narmai_notify_arrived(arg, src, tag, bytes);
 }
 
-int NARMA_Win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
+static int api_win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
 {
     (void)info;
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
@@ -128,7 +128,12 @@ int NARMA_Win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_get_num_notify(NARMA_Win w, int target, int *n)
+int NARMA_Win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
+{
+    return narmai_win_ret(w, api_win_set_num_notify(w, info, n));
+}
+
+static int api_win_get_num_notify(NARMA_Win w, int target, int *n)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (n == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL n");
@@ -136,6 +141,11 @@ int NARMA_Win_get_num_notify(NARMA_Win w, int target, int *n)
         return NARMAU_ERR(NARMA_ERR_RANK, "target %d outside 0..%d", target, w->t.size - 1);
     *n = w->ctr_num ? w->ctr_num[target] : 0;
     return NARMA_SUCCESS;
+}
+
+int NARMA_Win_get_num_notify(NARMA_Win w, int target, int *n)
+{
+    return narmai_win_ret(w, api_win_get_num_notify(w, target, n));
 }
 
 /* The passive-target epoch toward target (the draft allows no other), active with its lock
@@ -245,8 +255,8 @@ static int ctr_request(struct narmai_win *w, int rc, NARMA_Request *request)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
-                         MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
+static int api_put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                              MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
 {
     struct ctr_access a = {.kind = CTR_PUT,
                            .oaddr = oaddr,
@@ -261,8 +271,15 @@ int NARMA_Put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int 
     return ctr_access(w, &a);
 }
 
-int NARMA_Get_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                         int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
+int NARMA_Put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                         MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
+{
+    return narmai_win_ret(
+        w, api_put_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
+}
+
+static int api_get_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int target,
+                              MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
 {
     struct ctr_access a = {.kind = CTR_GET,
                            .raddr = oaddr,
@@ -277,9 +294,16 @@ int NARMA_Get_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int target
     return ctr_access(w, &a);
 }
 
-int NARMA_Accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
-                                MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
-                                NARMA_Win w)
+int NARMA_Get_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                         int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
+{
+    return narmai_win_ret(
+        w, api_get_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
+}
+
+static int api_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                                     MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
+                                     int idx, NARMA_Win w)
 {
     struct ctr_access a = {.kind = CTR_ACC,
                            .oaddr = oaddr,
@@ -294,10 +318,18 @@ int NARMA_Accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otyp
     return ctr_access(w, &a);
 }
 
-int NARMA_Get_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
-                                    int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
-                                    int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
-                                    NARMA_Win w)
+int NARMA_Accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                                MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
+                                NARMA_Win w)
+{
+    return narmai_win_ret(w, api_accumulate_notify_idx(oaddr, ocount, otype, target, disp, tcount,
+                                                       ttype, op, idx, w));
+}
+
+static int api_get_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype,
+                                         void *raddr, int rcount, MPI_Datatype rtype, int target,
+                                         MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
+                                         int idx, NARMA_Win w)
 {
     if (raddr == NULL && rcount > 0) return NARMAU_ERR(NARMA_ERR_ARG, "NULL result buffer");
     if (rcount < 0) return NARMAU_ERR(NARMA_ERR_COUNT, "result count %d", rcount);
@@ -317,32 +349,75 @@ int NARMA_Get_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype 
     return ctr_access(w, &a);
 }
 
+int NARMA_Get_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                                    int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                                    int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
+                                    NARMA_Win w)
+{
+    return narmai_win_ret(w,
+                          api_get_accumulate_notify_idx(oaddr, ocount, otype, raddr, rcount, rtype,
+                                                        target, disp, tcount, ttype, op, idx, w));
+}
+
 #define CTR_REQ(call)                                                                  \
     do {                                                                               \
         if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer"); \
         return ctr_request(w, (call), request);                                        \
     } while (0)
 
+static int api_rput_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                               MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w,
+                               NARMA_Request *request)
+{
+    CTR_REQ(api_put_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
+}
+
 int NARMA_Rput_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
                           MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w,
                           NARMA_Request *request)
 {
-    CTR_REQ(NARMA_Put_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
+    return narmai_win_ret(
+        w, api_rput_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w, request));
+}
+
+static int api_rget_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int target,
+                               MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w,
+                               NARMA_Request *request)
+{
+    CTR_REQ(api_get_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
 }
 
 int NARMA_Rget_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                           int tcount, MPI_Datatype ttype, int idx, NARMA_Win w,
                           NARMA_Request *request)
 {
-    CTR_REQ(NARMA_Get_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
+    return narmai_win_ret(
+        w, api_rget_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w, request));
+}
+
+static int api_raccumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                                      MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
+                                      int idx, NARMA_Win w, NARMA_Request *request)
+{
+    CTR_REQ(
+        api_accumulate_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, op, idx, w));
 }
 
 int NARMA_Raccumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
                                  MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
                                  int idx, NARMA_Win w, NARMA_Request *request)
 {
-    CTR_REQ(
-        NARMA_Accumulate_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, op, idx, w));
+    return narmai_win_ret(w, api_raccumulate_notify_idx(oaddr, ocount, otype, target, disp, tcount,
+                                                        ttype, op, idx, w, request));
+}
+
+static int api_rget_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype,
+                                          void *raddr, int rcount, MPI_Datatype rtype, int target,
+                                          MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                                          NARMA_Op op, int idx, NARMA_Win w, NARMA_Request *request)
+{
+    CTR_REQ(api_get_accumulate_notify_idx(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+                                          tcount, ttype, op, idx, w));
 }
 
 int NARMA_Rget_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
@@ -350,8 +425,9 @@ int NARMA_Rget_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype
                                      int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
                                      NARMA_Win w, NARMA_Request *request)
 {
-    CTR_REQ(NARMA_Get_accumulate_notify_idx(oaddr, ocount, otype, raddr, rcount, rtype, target,
-                                            disp, tcount, ttype, op, idx, w));
+    return narmai_win_ret(w, api_rget_accumulate_notify_idx(oaddr, ocount, otype, raddr, rcount,
+                                                            rtype, target, disp, tcount, ttype, op,
+                                                            idx, w, request));
 }
 
 static int local_idx(struct narmai_win *w, int idx)
@@ -363,7 +439,7 @@ static int local_idx(struct narmai_win *w, int idx)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_get_notify_value(NARMA_Win w, int idx, MPI_Count *value)
+static int api_win_get_notify_value(NARMA_Win w, int idx, MPI_Count *value)
 {
     int rc = local_idx(w, idx);
     if (rc) return rc;
@@ -373,7 +449,12 @@ int NARMA_Win_get_notify_value(NARMA_Win w, int idx, MPI_Count *value)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
+int NARMA_Win_get_notify_value(NARMA_Win w, int idx, MPI_Count *value)
+{
+    return narmai_win_ret(w, api_win_get_notify_value(w, idx, value));
+}
+
+static int api_win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
 {
     int rc = local_idx(w, idx);
     if (rc) return rc;
@@ -383,6 +464,11 @@ int NARMA_Win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
     *old = (MPI_Count)w->ctr[idx];
     w->ctr[idx] = 0;
     return NARMA_SUCCESS;
+}
+
+int NARMA_Win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
+{
+    return narmai_win_ret(w, api_win_reset_notify_value(w, idx, old));
 }
 
 /* Threshold requests: ACTIVE, counted in w->nflush (the window is busy and cannot be freed),
@@ -400,7 +486,8 @@ static int threshold_poll(struct narmai_request *r)
     return 1;
 }
 
-int NARMA_Win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected, NARMA_Request *request)
+static int api_win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected,
+                                     NARMA_Request *request)
 {
     int rc = local_idx(w, idx);
     if (rc) return rc;
@@ -417,4 +504,9 @@ int NARMA_Win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected, NARMA_
     w->nthresh++;
     *request = r;
     return NARMA_SUCCESS;
+}
+
+int NARMA_Win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_notify_ithreshold(w, idx, expected, request));
 }

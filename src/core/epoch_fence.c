@@ -32,16 +32,23 @@ static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_fence(int assert, NARMA_Win w)
+static int api_win_fence(int assert, NARMA_Win w)
 {
     int rc = ifence_impl(assert, w, NULL);
     if (rc == NARMA_SUCCESS) narmai_progress_win(w);
     return rc;
 }
 
+int NARMA_Win_fence(int assert, NARMA_Win w) { return narmai_win_ret(w, api_win_fence(assert, w)); }
+
 /* Public nonblocking forms: the same calls, returning their request. */
-int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
+static int api_win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ifence_impl(assert, w, request);
+}
+
+int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_ifence(assert, w, request));
 }

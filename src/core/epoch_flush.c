@@ -42,25 +42,35 @@ static int iflush_common(NARMA_Win w, int rank, int local, NARMA_Request *reques
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_iflush(int rank, NARMA_Win w, NARMA_Request *request)
+static int api_win_iflush(int rank, NARMA_Win w, NARMA_Request *request)
 {
     if (request && rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
     if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return iflush_common(w, rank, 0, request);
 }
+
+int NARMA_Win_iflush(int rank, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_iflush(rank, w, request));
+}
 int NARMA_Win_iflush_all(NARMA_Win w, NARMA_Request *request)
 {
-    return iflush_common(w, -1, 0, request);
+    return narmai_win_ret(w, iflush_common(w, -1, 0, request));
 }
-int NARMA_Win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
+static int api_win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
 {
     if (request && rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
     if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return iflush_common(w, rank, 1, request);
 }
+
+int NARMA_Win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_iflush_local(rank, w, request));
+}
 int NARMA_Win_iflush_local_all(NARMA_Win w, NARMA_Request *request)
 {
-    return iflush_common(w, -1, 1, request);
+    return narmai_win_ret(w, iflush_common(w, -1, 1, request));
 }
 
 /* Blocking forms: straight to the transport when nothing is recorded (the
@@ -77,25 +87,34 @@ static int flush_blocking(NARMA_Win w, int rank, int local)
     return rc ? rc : NARMA_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-int NARMA_Win_flush(int rank, NARMA_Win w)
+static int api_win_flush(int rank, NARMA_Win w)
 {
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
     if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return flush_blocking(w, rank, 0);
 }
-int NARMA_Win_flush_all(NARMA_Win w) { return flush_blocking(w, -1, 0); }
-int NARMA_Win_flush_local(int rank, NARMA_Win w)
+
+int NARMA_Win_flush(int rank, NARMA_Win w) { return narmai_win_ret(w, api_win_flush(rank, w)); }
+int NARMA_Win_flush_all(NARMA_Win w) { return narmai_win_ret(w, flush_blocking(w, -1, 0)); }
+static int api_win_flush_local(int rank, NARMA_Win w)
 {
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
     if (rank < 0) return NARMAU_ERR(NARMA_ERR_RANK, "rank %d", rank);
     return flush_blocking(w, rank, 1);
 }
-int NARMA_Win_flush_local_all(NARMA_Win w) { return flush_blocking(w, -1, 1); }
 
-int NARMA_Win_sync(NARMA_Win w)
+int NARMA_Win_flush_local(int rank, NARMA_Win w)
+{
+    return narmai_win_ret(w, api_win_flush_local(rank, w));
+}
+int NARMA_Win_flush_local_all(NARMA_Win w) { return narmai_win_ret(w, flush_blocking(w, -1, 1)); }
+
+static int api_win_sync(NARMA_Win w)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     int rc = narmat_sync(&w->t);
     narmai_progress_win(w);
     return rc;
 }
+
+int NARMA_Win_sync(NARMA_Win w) { return narmai_win_ret(w, api_win_sync(w)); }

@@ -252,7 +252,7 @@ static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
 
 /* Blocking lock returns once the lock is held, so the program may then access
  * its own window memory under the lock (as MPI requires for rank == self). */
-int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
+static int api_win_lock(int lock_type, int rank, int assert, NARMA_Win w)
 {
     int rc = ilock_impl(lock_type, rank, assert, w, NULL);
     if (rc || rank == MPI_PROC_NULL) return rc;
@@ -272,31 +272,62 @@ int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_unlock(int rank, NARMA_Win w) { return iunlock_impl(rank, w, NULL); }
-int NARMA_Win_lock_all(int assert, NARMA_Win w) { return ilock_all_impl(assert, w, NULL); }
-int NARMA_Win_unlock_all(NARMA_Win w) { return iunlock_all_impl(w, NULL); }
+int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
+{
+    return narmai_win_ret(w, api_win_lock(lock_type, rank, assert, w));
+}
+
+int NARMA_Win_unlock(int rank, NARMA_Win w)
+{
+    return narmai_win_ret(w, iunlock_impl(rank, w, NULL));
+}
+int NARMA_Win_lock_all(int assert, NARMA_Win w)
+{
+    return narmai_win_ret(w, ilock_all_impl(assert, w, NULL));
+}
+int NARMA_Win_unlock_all(NARMA_Win w) { return narmai_win_ret(w, iunlock_all_impl(w, NULL)); }
 
 /* Public nonblocking forms: the same calls, returning their request. */
-int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
+static int api_win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ilock_impl(lock_type, rank, assert, w, request);
 }
 
-int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
+int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_ilock(lock_type, rank, assert, w, request));
+}
+
+static int api_win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iunlock_impl(rank, w, request);
 }
 
-int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
+int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_iunlock(rank, w, request));
+}
+
+static int api_win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ilock_all_impl(assert, w, request);
 }
 
-int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
+int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_ilock_all(assert, w, request));
+}
+
+static int api_win_iunlock_all(NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iunlock_all_impl(w, request);
+}
+
+int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_iunlock_all(w, request));
 }

@@ -87,25 +87,27 @@ static int iwait_impl(NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_post(MPI_Group group, int assert, NARMA_Win w)
 {
-    return ipost_impl(group, assert, w, NULL);
+    return narmai_win_ret(w, ipost_impl(group, assert, w, NULL));
 }
 
 int NARMA_Win_start(MPI_Group group, int assert, NARMA_Win w)
 {
-    return istart_impl(group, assert, w, NULL);
+    return narmai_win_ret(w, istart_impl(group, assert, w, NULL));
 }
 
-int NARMA_Win_complete(NARMA_Win w) { return icomplete_impl(w, NULL); }
+int NARMA_Win_complete(NARMA_Win w) { return narmai_win_ret(w, icomplete_impl(w, NULL)); }
 
-int NARMA_Win_wait(NARMA_Win w)
+static int api_win_wait(NARMA_Win w)
 {
     int rc = iwait_impl(w, NULL);
     if (rc == NARMA_SUCCESS) narmai_progress_win(w);
     return rc;
 }
 
+int NARMA_Win_wait(NARMA_Win w) { return narmai_win_ret(w, api_win_wait(w)); }
+
 /* MPI_Win_test: completes (and closes) the exposure epoch only if it is done. */
-int NARMA_Win_test(NARMA_Win w, int *flag)
+static int api_win_test(NARMA_Win w, int *flag)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL flag");
@@ -121,27 +123,49 @@ int NARMA_Win_test(NARMA_Win w, int *flag)
     return rc;
 }
 
+int NARMA_Win_test(NARMA_Win w, int *flag) { return narmai_win_ret(w, api_win_test(w, flag)); }
+
 /* Public nonblocking forms: the same calls, returning their request. */
-int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+static int api_win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return ipost_impl(group, assert, w, request);
 }
 
-int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_ipost(group, assert, w, request));
+}
+
+static int api_win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return istart_impl(group, assert, w, request);
 }
 
-int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
+int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_istart(group, assert, w, request));
+}
+
+static int api_win_icomplete(NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return icomplete_impl(w, request);
 }
 
-int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
+int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_icomplete(w, request));
+}
+
+static int api_win_iwait(NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return iwait_impl(w, request);
+}
+
+int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_win_iwait(w, request));
 }

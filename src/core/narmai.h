@@ -209,9 +209,38 @@ struct narmai_win {
     /* group translations of post and start (group.c) */
     struct narmai_group_entry gcache[NARMAI_GROUP_CACHE];
     uint64_t gcache_clock;
+
+    /* error handler (errhandler.c): NULL is NARMA_ERRORS_RETURN */
+    struct narmai_errhandler *eh;
+    int in_handler; /* the handler runs: errors inside it call no handler */
 };
 
 static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == NARMAI_WIN_MAGIC; }
+
+/* ---- error handlers (errhandler.c) ----
+ * Every public call that takes a window returns through narmai_win_ret, so the window's error
+ * handler sees each error once, at the API boundary, and a success costs one predictable
+ * branch. A public call that calls another public call returns the inner call's code as it is
+ * (its handler already ran). */
+struct narmai_errhandler {
+    uint64_t magic;
+    int refs; /* the program's handles plus the windows using it */
+    NARMA_Win_errhandler_function *fn;
+};
+#define NARMAI_EH_MAGIC 0x6e61726d61656868ull /* "narmaehh" */
+/* The error path: call w's handler (if w is valid and has one) with rc; returns rc. */
+int narmai_win_error(NARMA_Win w, int rc) __attribute__((cold, noinline));
+static inline int narmai_win_ret(NARMA_Win w, int rc)
+{
+    if (__builtin_expect(rc != NARMA_SUCCESS, 0)) return narmai_win_error(w, rc);
+    return rc;
+}
+/* Drop the window's reference to its handler (Win_free). */
+void narmai_win_errhandler_release(struct narmai_win *w);
+
+/* Window info (win_info.c): parse the keys narma reads at creation (create != 0: every key;
+ * 0: only those NARMA_Win_set_info may change). Nothing is changed when a value is refused. */
+int narmai_win_info_apply(struct narmai_win *w, MPI_Info info, int create);
 
 /* progress.c */
 void narmai_progress(void);

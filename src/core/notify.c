@@ -27,8 +27,8 @@ static inline int check_tag(int tag)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                     int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
+static int api_put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                          MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
     if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
@@ -38,8 +38,15 @@ int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int targ
     NOTIFY_RETRY(narmat_put_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag));
 }
 
-int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                      int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
+{
+    return narmai_win_ret(
+        w, api_put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag));
+}
+
+static int api_get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                          int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
     if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
@@ -49,9 +56,16 @@ int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MP
     NOTIFY_RETRY(narmat_get_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag));
 }
 
-int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
-                            MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
-                            int tag)
+int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                     int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
+{
+    return narmai_win_ret(
+        w, api_get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag));
+}
+
+static int api_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                                 MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
+                                 NARMA_Win w, int tag)
 {
     if (op == MPI_NO_OP) return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
@@ -62,6 +76,14 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
 #endif
     NOTIFY_RETRY(
         narmat_acc_notify(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, op, tag));
+}
+
+int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                            MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+                            int tag)
+{
+    return narmai_win_ret(
+        w, api_accumulate_notify(oaddr, ocount, otype, target, disp, tcount, ttype, op, w, tag));
 }
 
 /* The request of the R* forms is complete at creation: the transports complete notified
@@ -143,8 +165,9 @@ static int rput_issue(struct narmai_win *w, const void *oaddr, int ocount, MPI_D
     return rc || *ticket ? rc : local_done(w, target, rc);
 }
 
-int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                      int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
+static int api_rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                           MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Win w,
+                           NARMA_Request *request, int tag)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (target == MPI_PROC_NULL) return completed_request(w, narmai_proc_null(w, NULL), request);
@@ -163,12 +186,27 @@ int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int tar
     return NARMA_SUCCESS;
 }
 
+int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
+{
+    return narmai_win_ret(
+        w, api_rput_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, request, tag));
+}
+
+static int api_rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                           int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request,
+                           int tag)
+{
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    int rc = api_get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
+    return completed_request(w, local_done(w, target, rc), request);
+}
+
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                       int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
-    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    int rc = NARMA_Get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
-    return completed_request(w, local_done(w, target, rc), request);
+    return narmai_win_ret(
+        w, api_rget_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, request, tag));
 }
 
 /* ---- notified fetching atomics ------------------------------------------- */
@@ -216,9 +254,10 @@ static int fetch_notify(struct fetch_op *m, int tag)
     NOTIFY_RETRY(narmat_note(&m->w->t, m->target, NARMAT_NOTE_ACC, tag, m->bytes, fetch_move, m));
 }
 
-int NARMA_Get_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
-                                int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
-                                int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, int tag)
+static int api_get_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                                     int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                                     int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+                                     int tag)
 {
     int rc = narmai_null_result(raddr, rcount, rtype);
     if (rc) return rc;
@@ -247,31 +286,50 @@ int NARMA_Get_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otyp
     return fetch_notify(&m, tag);
 }
 
+int NARMA_Get_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                                int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                                int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, int tag)
+{
+    return narmai_win_ret(w, api_get_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
+                                                       target, disp, tcount, ttype, op, w, tag));
+}
+
+static int api_rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype,
+                                      void *raddr, int rcount, MPI_Datatype rtype, int target,
+                                      MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
+                                      NARMA_Win w, int tag, NARMA_Request *request)
+{
+    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    /* Complete (result there) on return: the request is born complete. */
+    return completed_request(w,
+                             api_get_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
+                                                       target, disp, tcount, ttype, op, w, tag),
+                             request);
+}
+
 int NARMA_Rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
                                  int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                                  int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, int tag,
                                  NARMA_Request *request)
 {
-    if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    /* Complete (result there) on return: the request is born complete. */
-    return completed_request(w,
-                             NARMA_Get_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
-                                                         target, disp, tcount, ttype, op, w, tag),
-                             request);
+    return narmai_win_ret(w, api_rget_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
+                                                        target, disp, tcount, ttype, op, w, tag,
+                                                        request));
 }
 
 int NARMA_Fetch_and_op_notify(const void *oaddr, void *raddr, MPI_Datatype type, int target,
                               MPI_Aint disp, NARMA_Op op, NARMA_Win w, int tag)
 {
     int rc = narmai_fop_check(raddr, type, w);
-    if (rc) return rc;
-    return NARMA_Get_accumulate_notify(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w,
+    if (rc == NARMA_SUCCESS)
+        rc = api_get_accumulate_notify(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w,
                                        tag);
+    return narmai_win_ret(w, rc);
 }
 
-int NARMA_Compare_and_swap_notify(const void *oaddr, const void *caddr, void *raddr,
-                                  MPI_Datatype type, int target, MPI_Aint disp, NARMA_Win w,
-                                  int tag)
+static int api_compare_and_swap_notify(const void *oaddr, const void *caddr, void *raddr,
+                                       MPI_Datatype type, int target, MPI_Aint disp, NARMA_Win w,
+                                       int tag)
 {
     if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
@@ -293,6 +351,14 @@ int NARMA_Compare_and_swap_notify(const void *oaddr, const void *caddr, void *ra
                          .disp = disp,
                          .op = MPI_OP_NULL};
     return fetch_notify(&m, tag);
+}
+
+int NARMA_Compare_and_swap_notify(const void *oaddr, const void *caddr, void *raddr,
+                                  MPI_Datatype type, int target, MPI_Aint disp, NARMA_Win w,
+                                  int tag)
+{
+    return narmai_win_ret(
+        w, api_compare_and_swap_notify(oaddr, caddr, raddr, type, target, disp, w, tag));
 }
 
 /* ---- persistent notified accesses ---------------------------------------- */
@@ -358,24 +424,24 @@ int NARMA_Put_notify_init(const void *oaddr, int ocount, MPI_Datatype otype, int
                           MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Win w, int tag,
                           NARMA_Request *request)
 {
-    return pacc_init(NARMAI_PACC_PUT, oaddr, ocount, otype, target, disp, tcount, ttype,
-                     MPI_OP_NULL, w, tag, request);
+    return narmai_win_ret(w, pacc_init(NARMAI_PACC_PUT, oaddr, ocount, otype, target, disp, tcount,
+                                       ttype, MPI_OP_NULL, w, tag, request));
 }
 
 int NARMA_Get_notify_init(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                           int tcount, MPI_Datatype ttype, NARMA_Win w, int tag,
                           NARMA_Request *request)
 {
-    return pacc_init(NARMAI_PACC_GET, oaddr, ocount, otype, target, disp, tcount, ttype,
-                     MPI_OP_NULL, w, tag, request);
+    return narmai_win_ret(w, pacc_init(NARMAI_PACC_GET, oaddr, ocount, otype, target, disp, tcount,
+                                       ttype, MPI_OP_NULL, w, tag, request));
 }
 
 int NARMA_Accumulate_notify_init(const void *oaddr, int ocount, MPI_Datatype otype, int target,
                                  MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
                                  NARMA_Win w, int tag, NARMA_Request *request)
 {
-    return pacc_init(NARMAI_PACC_ACC, oaddr, ocount, otype, target, disp, tcount, ttype, op, w, tag,
-                     request);
+    return narmai_win_ret(w, pacc_init(NARMAI_PACC_ACC, oaddr, ocount, otype, target, disp, tcount,
+                                       ttype, op, w, tag, request));
 }
 
 static int pacc_issue(struct narmai_win *w, const struct narmai_pacc *a)

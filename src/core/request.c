@@ -322,8 +322,8 @@ int NARMA_Waitsome(int incount, NARMA_Request reqs[], int *outcount, int indices
     return rc;
 }
 
-int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
-                      NARMA_Request *request)
+static int api_notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
+                           NARMA_Request *request)
 {
 #if NARMA_ARG_CHECKS
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
@@ -343,6 +343,12 @@ int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
     win->nreqs++;
     *request = r;
     return NARMA_SUCCESS;
+}
+
+int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
+                      NARMA_Request *request)
+{
+    return narmai_win_ret(win, api_notify_init(win, src_rank, tag, expected_count, request));
 }
 
 int NARMA_Start(NARMA_Request *request)

@@ -211,45 +211,74 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
 int NARMA_Put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
               int tcount, MPI_Datatype ttype, NARMA_Win w)
 {
-    return do_put(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL);
+    return narmai_win_ret(w, do_put(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL));
 }
 
-int NARMA_Rput(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-               int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+static int api_rput(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                    int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return do_put(oaddr, ocount, otype, target, disp, tcount, ttype, w, request);
 }
 
+int NARMA_Rput(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+               int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w,
+                          api_rput(oaddr, ocount, otype, target, disp, tcount, ttype, w, request));
+}
+
 int NARMA_Get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
               MPI_Datatype ttype, NARMA_Win w)
 {
-    return do_get(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL);
+    return narmai_win_ret(w, do_get(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL));
 }
 
-int NARMA_Rget(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
-               MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+static int api_rget(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                    int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     return do_get(oaddr, ocount, otype, target, disp, tcount, ttype, w, request);
 }
 
-int NARMA_Accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                     int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
+int NARMA_Rget(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+               MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w,
+                          api_rget(oaddr, ocount, otype, target, disp, tcount, ttype, w, request));
+}
+
+static int api_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                          MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
     if (op == MPI_NO_OP) return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype, op,
                   w, NULL);
 }
 
-int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                      int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
-                      NARMA_Request *request)
+int NARMA_Accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                     int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
+{
+    return narmai_win_ret(w,
+                          api_accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, w));
+}
+
+static int api_raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                           MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+                           NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (op == MPI_NO_OP) return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     return do_acc(oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp, tcount, ttype, op,
                   w, request);
+}
+
+int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+                      NARMA_Request *request)
+{
+    return narmai_win_ret(
+        w, api_raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, w, request));
 }
 
 /* A NULL result buffer is refused only when the result carries bytes; an
@@ -264,9 +293,9 @@ int narmai_null_result(const void *raddr, int rcount, MPI_Datatype rtype)
     return NARMAU_ERR(NARMA_ERR_ARG, "NULL result buffer");
 }
 
-int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
-                         MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
-                         MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
+static int api_get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                              int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                              MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
     int rc = narmai_null_result(raddr, rcount, rtype);
     if (rc) return rc;
@@ -274,15 +303,32 @@ int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void
                   NULL);
 }
 
-int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
-                          int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
-                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
+int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr, int rcount,
+                         MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                         MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
+{
+    return narmai_win_ret(w, api_get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target,
+                                                disp, tcount, ttype, op, w));
+}
+
+static int api_rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                               int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                               int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
+                               NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = narmai_null_result(raddr, rcount, rtype);
     if (rc) return rc;
     return do_acc(oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount, ttype, op, w,
                   request);
+}
+
+int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                          int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
+                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
+{
+    return narmai_win_ret(w, api_rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target,
+                                                 disp, tcount, ttype, op, w, request));
 }
 
 /* Fetch_and_op: a result buffer and a predefined datatype (the datatype's validity itself is
@@ -316,16 +362,22 @@ int narmai_cas_check(const void *oaddr, const void *caddr, const void *raddr, MP
     return NARMA_SUCCESS;
 }
 
-int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target, MPI_Aint disp,
-                       NARMA_Op op, NARMA_Win w)
+static int api_fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target,
+                            MPI_Aint disp, NARMA_Op op, NARMA_Win w)
 {
     int rc = narmai_fop_check(raddr, type, w);
     if (rc) return rc;
     return do_acc(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w, NULL);
 }
 
-int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
-                           int target, MPI_Aint disp, NARMA_Win w)
+int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target, MPI_Aint disp,
+                       NARMA_Op op, NARMA_Win w)
+{
+    return narmai_win_ret(w, api_fetch_and_op(oaddr, raddr, type, target, disp, op, w));
+}
+
+static int api_compare_and_swap(const void *oaddr, const void *caddr, void *raddr,
+                                MPI_Datatype type, int target, MPI_Aint disp, NARMA_Win w)
 {
     if (target == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
 #if NARMA_ARG_CHECKS
@@ -344,4 +396,10 @@ int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MP
                             .tcount = 1,
                             .ttype = type};
     return submit(w, &rec, NULL);
+}
+
+int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
+                           int target, MPI_Aint disp, NARMA_Win w)
+{
+    return narmai_win_ret(w, api_compare_and_swap(oaddr, caddr, raddr, type, target, disp, w));
 }

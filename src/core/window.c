@@ -19,80 +19,10 @@ static void win_release(struct narmai_win *w)
     if (w->group != MPI_GROUP_NULL) MPI_Group_free(&w->group);
     narmai_uq_destroy(&w->uq);
     narmai_counter_free(w);
+    narmai_win_errhandler_release(w);
     if (w->t.comm != MPI_COMM_NULL) MPI_Comm_free(&w->t.comm);
     w->magic = 0;
     free(w);
-}
-
-/* Window info keys read by narma (others are left to MPI). The long names are
- * the documented ones; Open MPI limits keys to MPI_MAX_INFO_KEY = 36 characters,
- * which narma_exposure_after_exposure_reorder exceeds, so each also has a short
- * alias that every MPI can store. */
-static const struct {
-    const char *key, *alias;
-    int flag;
-} narmai_reorder_keys[] = {
-    {"narma_access_after_access_reorder", "narma_reorder_aaar", NARMAI_AAAR},
-    {"narma_access_after_exposure_reorder", "narma_reorder_aaer", NARMAI_AAER},
-    {"narma_exposure_after_exposure_reorder", "narma_reorder_eaer", NARMAI_EAER},
-    {"narma_exposure_after_access_reorder", "narma_reorder_eaar", NARMAI_EAAR},
-};
-
-/* Walk the keys present (never query a name the MPI cannot hold). */
-static int win_info(struct narmai_win *w, MPI_Info info)
-{
-    int nkeys = 0;
-    if (info == MPI_INFO_NULL || MPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS)
-        return NARMA_SUCCESS;
-    for (int k = 0; k < nkeys; k++) {
-        char key[MPI_MAX_INFO_KEY + 1], val[24];
-        int flag = 0, len = 0;
-        if (MPI_Info_get_nthkey(info, k, key) != MPI_SUCCESS) continue;
-        /* Every value narma reads is short: a longer one is refused, never cut. */
-        if (strncmp(key, "narma_", 6) == 0 &&
-            MPI_Info_get_valuelen(info, key, &len, &flag) == MPI_SUCCESS && flag &&
-            len >= (int)sizeof(val) - 1)
-            return NARMAU_ERR(NARMA_ERR_ARG, "info %s: value of %d characters is too long", key,
-                              len);
-        flag = 0;
-        if (strcmp(key, "narma_pull_min") == 0) {
-            char *end;
-            MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
-            if (!flag) continue;
-            errno = 0;
-            long long v = strtoll(val, &end, 10);
-            if (val[0] < '0' || val[0] > '9' || *end != '\0' || errno != 0)
-                return NARMAU_ERR(NARMA_ERR_ARG, "info %s=%s: expected a byte count (0: never)",
-                                  key, val);
-            w->t.pull_min = (int64_t)v;
-            continue;
-        }
-        if (strcmp(key, "narma_notify_completion") == 0) {
-            MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
-            if (!flag) continue;
-            if (strcmp(val, "return") == 0)
-                w->t.notify_deferred = 0;
-            else if (strcmp(val, "flush") == 0)
-                w->t.notify_deferred = 1;
-            else
-                return NARMAU_ERR(NARMA_ERR_ARG, "info %s=%s: expected return or flush", key, val);
-            continue;
-        }
-        for (size_t i = 0; i < sizeof(narmai_reorder_keys) / sizeof(narmai_reorder_keys[0]); i++) {
-            if (strcmp(key, narmai_reorder_keys[i].key) != 0 &&
-                strcmp(key, narmai_reorder_keys[i].alias) != 0)
-                continue;
-            MPI_Info_get(info, key, (int)sizeof(val) - 1, val, &flag);
-            if (!flag) continue;
-            if (strcmp(val, "true") == 0)
-                w->reorder |= narmai_reorder_keys[i].flag;
-            else if (strcmp(val, "false") == 0)
-                w->reorder &= ~narmai_reorder_keys[i].flag;
-            else
-                return NARMAU_ERR(NARMA_ERR_ARG, "info %s=%s: expected true or false", key, val);
-        }
-    }
-    return NARMA_SUCCESS;
 }
 
 /* Window creation is collective: a rank that fails (bad argument, no memory, bad info value)
@@ -188,7 +118,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
         for (int i = 0; i < w->t.size; i++)
             w->iota[i] = i;
         narmai_test_faults_init(w);
-        rc = win_info(w, info);
+        rc = narmai_win_info_apply(w, info, 1);
     }
     /* All ranks must pick the same barrier: take the largest setting (same reduction). */
     unsigned flat = narmai_g.fence_flat_max;
@@ -248,7 +178,7 @@ int NARMA_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_C
 /* Answered by the transport, which knows which peers' memory this process maps; this
  * process's own memory is always its own to load from. MPI_PROC_NULL stands for the lowest
  * rank whose size is not 0 (MPI); when every size is 0, size 0 and NULL. */
-int NARMA_Win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+static int win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (size == NULL || disp_unit == NULL || baseptr == NULL)
@@ -292,7 +222,12 @@ int NARMA_Win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_un
                       narmat_target_name(t, rank));
 }
 
-int NARMA_Win_free(NARMA_Win *win)
+int NARMA_Win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    return narmai_win_ret(win, win_shared_query(win, rank, size, disp_unit, baseptr));
+}
+
+static int win_free(NARMA_Win *win)
 {
     if (win == NULL || !narmai_win_ok(*win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     struct narmai_win *w = *win;
@@ -321,7 +256,15 @@ int NARMA_Win_free(NARMA_Win *win)
     return rc;
 }
 
-int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size)
+/* A failure leaves the window alive: its handler sees the error (one freed on the way has
+ * none left). */
+int NARMA_Win_free(NARMA_Win *win)
+{
+    int rc = win_free(win);
+    return rc == NARMA_SUCCESS ? rc : narmai_win_ret(win != NULL ? *win : NULL, rc);
+}
+
+static int api_win_attach(NARMA_Win win, void *base, MPI_Aint size)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (win->t.flavor != MPI_WIN_FLAVOR_DYNAMIC)
@@ -330,12 +273,22 @@ int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size)
     return narmat_attach(&win->t, base, size);
 }
 
-int NARMA_Win_detach(NARMA_Win win, const void *base)
+int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size)
+{
+    return narmai_win_ret(win, api_win_attach(win, base, size));
+}
+
+static int api_win_detach(NARMA_Win win, const void *base)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (win->t.flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return NARMAU_ERR(NARMA_ERR_ATTACH, "not a dynamic window");
     return narmat_detach(&win->t, base);
+}
+
+int NARMA_Win_detach(NARMA_Win win, const void *base)
+{
+    return narmai_win_ret(win, api_win_detach(win, base));
 }
 
 const char *NARMA_Win_get_transport(NARMA_Win win)
@@ -349,7 +302,7 @@ const char *NARMA_Win_get_target_transport(NARMA_Win win, int rank)
     return narmat_target_name(&win->t, rank);
 }
 
-int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group)
+static int api_win_get_group(NARMA_Win win, MPI_Group *group)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (group == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL group");
@@ -357,7 +310,12 @@ int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_set_name(NARMA_Win win, const char *name)
+int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group)
+{
+    return narmai_win_ret(win, api_win_get_group(win, group));
+}
+
+static int api_win_set_name(NARMA_Win win, const char *name)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (name == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL name");
@@ -365,9 +323,14 @@ int NARMA_Win_set_name(NARMA_Win win, const char *name)
     return NARMA_SUCCESS;
 }
 
+int NARMA_Win_set_name(NARMA_Win win, const char *name)
+{
+    return narmai_win_ret(win, api_win_set_name(win, name));
+}
+
 /* MPI-4.1: the name of the null handle is the name of its constant, so
  * NARMA_WIN_NULL is called "NARMA_WIN_NULL" (narma's constant, not MPI's). */
-int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
+static int api_win_get_name(NARMA_Win win, char *name, int *resultlen)
 {
     if (name == NULL || resultlen == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     if (win == NARMA_WIN_NULL) {
@@ -377,6 +340,11 @@ int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     NARMAU_MPI(MPI_Win_get_name(win->t.attr_win, name, resultlen));
     return NARMA_SUCCESS;
+}
+
+int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
+{
+    return narmai_win_ret(win, api_win_get_name(win, name, resultlen));
 }
 
 int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
@@ -401,7 +369,7 @@ static int is_predefined_keyval(int k)
            k == NARMA_WIN_NOTIFICATION_VALUE_UB;
 }
 
-int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
+static int api_win_set_attr(NARMA_Win win, int keyval, void *val)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (is_predefined_keyval(keyval))
@@ -410,9 +378,14 @@ int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
 }
 
+int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
+{
+    return narmai_win_ret(win, api_win_set_attr(win, keyval, val));
+}
+
 /* Predefined attributes describe narma's window (they differ from the MPI
  * window underneath, e.g. for shm where one segment holds control words too). */
-int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
+static int api_win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (val == NULL || flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
@@ -436,11 +409,21 @@ int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
     return NARMA_SUCCESS;
 }
 
-int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
+int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
+{
+    return narmai_win_ret(win, api_win_get_attr(win, keyval, val, flag));
+}
+
+static int api_win_delete_attr(NARMA_Win win, int keyval)
 {
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (is_predefined_keyval(keyval))
         return NARMAU_ERR(NARMA_ERR_KEYVAL, "predefined attributes cannot be deleted");
     int rc = MPI_Win_delete_attr(win->t.attr_win, keyval);
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval %d", keyval);
+}
+
+int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
+{
+    return narmai_win_ret(win, api_win_delete_attr(win, keyval));
 }

@@ -631,6 +631,14 @@ static int apply_plain(const elem_op *e, char *t, const char *o, char *r)
 static int apply_fast(int kind, int opc, void *tv, const void *ov, void *rv, MPI_Aint n)
 {
     switch (kind) {
+    case K_I8:
+        FAST_INT(int8_t, uint8_t)
+    case K_U8:
+        FAST_INT(uint8_t, uint8_t)
+    case K_I16:
+        FAST_INT(int16_t, uint16_t)
+    case K_U16:
+        FAST_INT(uint16_t, uint16_t)
     case K_I32:
         FAST_INT(int32_t, uint32_t)
     case K_U32:
@@ -650,8 +658,8 @@ static int apply_fast(int kind, int opc, void *tv, const void *ov, void *rv, MPI
 
 static int fast_kind(int kind)
 {
-    return kind == K_I32 || kind == K_U32 || kind == K_I64 || kind == K_U64 || kind == K_F32 ||
-           kind == K_F64;
+    return kind == K_I8 || kind == K_U8 || kind == K_I16 || kind == K_U16 || kind == K_I32 ||
+           kind == K_U32 || kind == K_I64 || kind == K_U64 || kind == K_F32 || kind == K_F64;
 }
 
 void narmau_acc_lock(uint64_t *lock)

@@ -16,6 +16,7 @@
 #include <narma/narma.h>
 
 #include <assert.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -542,13 +543,13 @@ typedef struct {
     const narmau_block *b;
     int nb;
     MPI_Aint extent;
-    int inst;      /* current instance */
+    MPI_Aint inst; /* current instance (counts beyond an int: the large-count accumulates) */
     int bi;        /* current block */
     MPI_Aint done; /* bytes already taken from the current block */
     narmau_block whole;
 } cursor;
 
-static void cursor_init(cursor *c, const narmau_dtype *d, int count, char *base)
+static void cursor_init(cursor *c, const narmau_dtype *d, MPI_Aint count, char *base)
 {
     c->base = base;
     c->inst = c->bi = 0;
@@ -571,7 +572,7 @@ static char *cursor_run(const cursor *c, MPI_Aint *len)
 {
     const narmau_block *b = &c->b[c->bi];
     *len = b->len - c->done;
-    return c->base + (MPI_Aint)c->inst * c->extent + b->off + c->done;
+    return c->base + c->inst * c->extent + b->off + c->done;
 }
 
 static void cursor_advance(cursor *c, MPI_Aint n)
@@ -587,26 +588,28 @@ static void cursor_advance(cursor *c, MPI_Aint n)
 }
 
 /* Types without a block list: go through MPI's packed format. */
-static int copy_via_pack(void *dst, int dcount, MPI_Datatype dtype, const void *src, int scount,
-                         MPI_Datatype stype)
+static int copy_via_pack(void *dst, MPI_Aint dcount, MPI_Datatype dtype, const void *src,
+                         MPI_Aint scount, MPI_Datatype stype)
 {
     MPI_Comm comm;
+    if (dcount > INT_MAX || scount > INT_MAX) return NARMA_ERR_COUNT; /* MPI_Pack's int count */
     int psize, pos = 0, rc = self_comm(&comm);
     if (rc) return rc;
-    if (MPI_Pack_size(scount, stype, comm, &psize) != MPI_SUCCESS) return NARMA_ERR_MPI;
+    if (MPI_Pack_size((int)scount, stype, comm, &psize) != MPI_SUCCESS) return NARMA_ERR_MPI;
     void *tmp = malloc(psize > 0 ? (size_t)psize : 1);
     if (!tmp) return NARMA_ERR_NO_MEM;
-    if (MPI_Pack(src, scount, stype, tmp, psize, &pos, comm) != MPI_SUCCESS) rc = NARMA_ERR_MPI;
+    if (MPI_Pack(src, (int)scount, stype, tmp, psize, &pos, comm) != MPI_SUCCESS)
+        rc = NARMA_ERR_MPI;
     int len = pos;
     pos = 0;
-    if (!rc && MPI_Unpack(tmp, len, &pos, dst, dcount, dtype, comm) != MPI_SUCCESS)
+    if (!rc && MPI_Unpack(tmp, len, &pos, dst, (int)dcount, dtype, comm) != MPI_SUCCESS)
         rc = NARMA_ERR_MPI;
     free(tmp);
     return rc;
 }
 
-int narmau_dtype_copy(void *dst, int dcount, MPI_Datatype dtype, const void *src, int scount,
-                      MPI_Datatype stype)
+int narmau_dtype_copy(void *dst, MPI_Aint dcount, MPI_Datatype dtype, const void *src,
+                      MPI_Aint scount, MPI_Datatype stype)
 {
     const narmau_dtype *d, *s;
     int rc;
@@ -616,16 +619,20 @@ int narmau_dtype_copy(void *dst, int dcount, MPI_Datatype dtype, const void *src
         s = d;
     else if ((rc = narmau_dtype_get(stype, &s)))
         return rc;
-    MPI_Aint total = (MPI_Aint)scount * s->size;
-    if (total != (MPI_Aint)dcount * d->size) return NARMA_ERR_TYPE;
+    MPI_Aint total, dtotal;
+    if (__builtin_mul_overflow(scount, s->size, &total) ||
+        __builtin_mul_overflow(dcount, d->size, &dtotal))
+        return NARMA_ERR_COUNT;
+    if (total != dtotal) return NARMA_ERR_TYPE;
     if (total == 0) return 0;
     if (d->contiguous && s->contiguous) {
         memmove((char *)dst + d->blocks[0].off, (const char *)src + s->blocks[0].off,
                 (size_t)total);
         return 0;
     }
-    if (d->nblocks < 0 || s->nblocks < 0)
-        return copy_via_pack(dst, dcount, dtype, src, scount, stype);
+    if (d->nblocks < 0 || s->nblocks < 0) /* MPI_Pack takes an int size */
+        return total > INT_MAX ? NARMA_ERR_COUNT
+                               : copy_via_pack(dst, dcount, dtype, src, scount, stype);
 
     cursor dc, sc;
     cursor_init(&dc, d, dcount, dst);
@@ -665,4 +672,59 @@ void narmau_dtype_span(const narmau_dtype *d, int count, MPI_Aint *lo, MPI_Aint 
     }
     *lo = l;
     *hi = h;
+}
+
+/* ---- large counts ------------------------------------------------------- */
+
+int narmau_dtype_large(MPI_Count count, MPI_Datatype type, int chunk, MPI_Datatype *out)
+{
+    MPI_Aint lb, extent, bytes, span;
+    MPI_Count size;
+    *out = MPI_DATATYPE_NULL;
+    if (chunk < 1) return NARMA_ERR_ARG;
+    if (count < 1) return NARMA_ERR_COUNT;
+    const MPI_Count q = count / chunk, r = count % chunk;
+    if (q > INT_MAX) return NARMA_ERR_COUNT;
+    if (MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_size_x(type, &size) != MPI_SUCCESS)
+        return NARMA_ERR_TYPE;
+    /* The whole access must stay addressable: its bytes and its span (count * extent). */
+    if (__builtin_mul_overflow((MPI_Aint)count, (MPI_Aint)size, &bytes) ||
+        __builtin_mul_overflow((MPI_Aint)count, extent < 0 ? -extent : extent, &span))
+        return NARMA_ERR_COUNT;
+    MPI_Datatype one = MPI_DATATYPE_NULL, chunks = MPI_DATATYPE_NULL, rest = MPI_DATATYPE_NULL;
+    int rc = NARMA_SUCCESS;
+    if (MPI_Type_contiguous(chunk, type, &one) != MPI_SUCCESS ||
+        MPI_Type_contiguous((int)q, one, &chunks) != MPI_SUCCESS) {
+        rc = NARMA_ERR_MPI;
+        goto out;
+    }
+    if (r == 0) {
+        *out = chunks;
+        chunks = MPI_DATATYPE_NULL;
+    } else {
+        /* The remainder starts where the chunks end: q * chunk elements further. */
+        int blens[2] = {1, 1};
+        MPI_Aint disps[2] = {0, (MPI_Aint)(q * chunk) * extent};
+        MPI_Datatype types[2] = {chunks, MPI_DATATYPE_NULL};
+        if (MPI_Type_contiguous((int)r, type, &rest) != MPI_SUCCESS) {
+            rc = NARMA_ERR_MPI;
+            goto out;
+        }
+        types[1] = rest;
+        if (MPI_Type_create_struct(2, blens, disps, types, out) != MPI_SUCCESS) {
+            *out = MPI_DATATYPE_NULL;
+            rc = NARMA_ERR_MPI;
+            goto out;
+        }
+    }
+    if (MPI_Type_commit(out) != MPI_SUCCESS) {
+        MPI_Type_free(out);
+        rc = NARMA_ERR_MPI;
+    }
+out:
+    if (one != MPI_DATATYPE_NULL) MPI_Type_free(&one);
+    if (chunks != MPI_DATATYPE_NULL) MPI_Type_free(&chunks);
+    if (rest != MPI_DATATYPE_NULL) MPI_Type_free(&rest);
+    return rc;
 }

@@ -88,15 +88,27 @@ void narmau_dtype_cache_clear(void);
 
 /* Copy the data of (src, scount, stype) into (dst, dcount, dtype), block by
  * block. Returns 0, NARMA_ERR_TYPE if scount*size(stype) != dcount*size(dtype)
- * or a type is invalid, NARMA_ERR_COUNT for a negative count, NARMA_ERR_NO_MEM
- * or NARMA_ERR_MPI (only types that could not be flattened use MPI). */
-int narmau_dtype_copy(void *dst, int dcount, MPI_Datatype dtype, const void *src, int scount,
-                      MPI_Datatype stype);
+ * or a type is invalid, NARMA_ERR_COUNT for a negative count (or a byte total MPI_Aint cannot
+ * hold, or a count beyond an int for a type that goes through MPI_Pack), NARMA_ERR_NO_MEM
+ * or NARMA_ERR_MPI (only types that could not be flattened use MPI). Counts are MPI_Aint: the
+ * accumulates stage arrays of more than INT_MAX elements. */
+int narmau_dtype_copy(void *dst, MPI_Aint dcount, MPI_Datatype dtype, const void *src,
+                      MPI_Aint scount, MPI_Datatype stype);
 
 /* Bytes touched by count instances: [*lo, *hi) relative to the buffer
  * address (true bounds, so padding outside the data is not counted).
  * count <= 0 or an empty type gives lo == hi == 0; a span that overflows
  * MPI_Aint gives [0, PTRDIFF_MAX), which no window contains. */
 void narmau_dtype_span(const narmau_dtype *d, int count, MPI_Aint *lo, MPI_Aint *hi);
+
+/* A datatype describing count consecutive elements of type (count of them at i * extent, as
+ * MPI lays out count elements), for counts an int cannot hold: q = count / chunk contiguous
+ * chunks of chunk elements, then the r = count % chunk left, combined by
+ * MPI_Type_create_struct (just the chunks when r == 0); built from type alone, so its basic
+ * element type is type's (accumulate rules hold). chunk: INT_MAX for the _c calls (smaller in
+ * the unit tests), 1..INT_MAX. *out is committed; the caller frees it. Returns 0,
+ * NARMA_ERR_COUNT (count < 1, q above INT_MAX, or a byte size or span MPI_Aint cannot hold),
+ * NARMA_ERR_ARG (bad chunk) or NARMA_ERR_MPI. */
+int narmau_dtype_large(MPI_Count count, MPI_Datatype type, int chunk, MPI_Datatype *out);
 
 #endif /* NARMA_UTIL_DTYPE_H */

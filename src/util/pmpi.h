@@ -59,8 +59,10 @@
 #define MPI_Status_set_elements_x PMPI_Status_set_elements_x
 #define MPI_Test                  PMPI_Test
 #define MPI_Type_commit           PMPI_Type_commit
+#define MPI_Type_contiguous       PMPI_Type_contiguous
 #define MPI_Type_create_hindexed  PMPI_Type_create_hindexed
 #define MPI_Type_create_keyval    PMPI_Type_create_keyval
+#define MPI_Type_create_struct    PMPI_Type_create_struct
 #define MPI_Type_dup              PMPI_Type_dup
 #define MPI_Type_free             PMPI_Type_free
 #define MPI_Type_free_keyval      PMPI_Type_free_keyval

@@ -21,6 +21,9 @@
  * then (key on) waits for the second or (key off) checks it stays incomplete;
  * M tells E, which checks its side the same way (data present / absent); E
  * tells L "go"; L acts; everything completes and all data is checked.
+ *
+ * The second round gives each key to NARMA_Win_set_info after creation instead (the window
+ * created with the opposite value): the change takes effect for the epochs that follow.
  */
 #include "common.h"
 #include <string.h>
@@ -153,19 +156,26 @@ static void check_data(enum kind kind_at_m, int p, int on, int present, int pend
     CHECK(got == want, "%s: %s: word from M is %d, expected %d", phase, who, got, want);
 }
 
-static void run(int p, int on)
+/* by_set_info: the key is given to NARMA_Win_set_info after creation (with the opposite value
+ * at creation), not to the creation call. */
+static void run(int p, int on, int by_set_info)
 {
     const struct pattern *pt = &patterns[p];
     const int reorder = on && pt->expect_reorder;
-    snprintf(phase, sizeof phase, "%s, key %s", pt->name, on ? "true" : "false");
+    snprintf(phase, sizeof phase, "%s, key %s%s", pt->name, on ? "true" : "false",
+             by_set_info ? " (NARMA_Win_set_info)" : "");
     test_phase(phase);
 
     MPI_Info info;
     MPI_Info_create(&info);
     /* The long key does not fit Open MPI's MPI_MAX_INFO_KEY (36): use the alias there. */
-    MPI_Info_set(info, strlen(pt->key) <= MPI_MAX_INFO_KEY ? pt->key : pt->alias,
-                 on ? "true" : "false");
+    const char *key = strlen(pt->key) <= MPI_MAX_INFO_KEY ? pt->key : pt->alias;
+    MPI_Info_set(info, key, on != by_set_info ? "true" : "false");
     CHECK_RC(NARMA_Win_allocate(8 * sizeof(int), sizeof(int), info, MPI_COMM_WORLD, &base, &win));
+    if (by_set_info) {
+        MPI_Info_set(info, key, on ? "true" : "false");
+        CHECK_RC(NARMA_Win_set_info(win, info));
+    }
     MPI_Info_free(&info);
     for (int i = 0; i < 8; i++)
         base[i] = -1;
@@ -239,7 +249,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < 2; round++)
         for (int p = 0; p < (int)(sizeof patterns / sizeof patterns[0]); p++)
             for (int on = 0; on <= 1; on++)
-                run(p, on);
+                run(p, on, round);
     MPI_Group_free(&world_group);
     return test_finish();
 }

@@ -872,7 +872,7 @@ static int shm_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Data
             origin = (const char *)oaddr + od->true_lb;
         } else {
             if ((otmp = malloc(bytes)) == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "acc");
-            if ((rc = narmau_dtype_copy(otmp, (int)n, td->basic, oaddr, ocount, otype))) goto out;
+            if ((rc = narmau_dtype_copy(otmp, n, td->basic, oaddr, ocount, otype))) goto out;
             origin = otmp;
         }
     }
@@ -897,7 +897,7 @@ static int shm_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Data
         rc = dyn_end(w, target, disp, tcount, td, op != MPI_NO_OP, rc, &x);
     }
     if (rc == NARMA_SUCCESS && rtmp != NULL)
-        rc = narmau_dtype_copy(raddr, rcount, rtype, rtmp, (int)n, td->basic);
+        rc = narmau_dtype_copy(raddr, rcount, rtype, rtmp, n, td->basic);
 out:
     free(otmp);
     free(rtmp);
