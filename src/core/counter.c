@@ -243,18 +243,6 @@ static int ctr_access(struct narmai_win *w, struct ctr_access *a)
     return rc;
 }
 
-static int ctr_request(struct narmai_win *w, int rc, NARMA_Request *request)
-{
-    if (rc) return rc;
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
-    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
-    r->state = NARMAI_REQ_COMPLETE;
-    r->st_src = w->t.rank;
-    r->st_tag = MPI_ANY_TAG;
-    *request = r;
-    return NARMA_SUCCESS;
-}
-
 static int api_put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
                               MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
 {
@@ -362,7 +350,7 @@ int NARMA_Get_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype 
 #define CTR_REQ(call)                                                                  \
     do {                                                                               \
         if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer"); \
-        return ctr_request(w, (call), request);                                        \
+        return narmai_request_born_complete(w, (call), request);                       \
     } while (0)
 
 static int api_rput_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,

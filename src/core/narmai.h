@@ -260,6 +260,9 @@ void narmai_group_cache_init(struct narmai_win *w);
 void narmai_group_cache_free(struct narmai_win *w);
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w);
+/* For the R* forms whose access is complete when the call returns: rc when it is an error,
+ * else a new COMPLETE request in *request whose status names this process and MPI_ANY_TAG. */
+int narmai_request_born_complete(struct narmai_win *w, int rc, NARMA_Request *request);
 /* r (ACTIVE) completes when the transport says ticket toward target is done (notify.c). */
 void narmai_request_ticket(struct narmai_request *r, int target, uint64_t ticket);
 /* Off win->pull_reqs; COMPLETE. Win_free calls it for the requests left, once the transport

@@ -98,18 +98,6 @@ static inline int local_done(struct narmai_win *w, int target, int rc)
     return rc;
 }
 
-static int completed_request(struct narmai_win *w, int rc, NARMA_Request *request)
-{
-    if (rc) return rc;
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
-    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
-    r->state = NARMAI_REQ_COMPLETE;
-    r->st_src = w->t.rank;
-    r->st_tag = MPI_ANY_TAG;
-    *request = r;
-    return NARMA_SUCCESS;
-}
-
 /* ---- notified puts whose data may still move (the transport's rput_notify) ---- */
 
 static int ticket_poll(struct narmai_request *r)
@@ -170,7 +158,8 @@ static int api_rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, in
                            NARMA_Request *request, int tag)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    if (target == MPI_PROC_NULL) return completed_request(w, narmai_proc_null(w, NULL), request);
+    if (target == MPI_PROC_NULL)
+        return narmai_request_born_complete(w, narmai_proc_null(w, NULL), request);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
@@ -178,7 +167,7 @@ static int api_rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, in
     int rc;
 #endif
     uint64_t ticket = 0;
-    if ((rc = completed_request(
+    if ((rc = narmai_request_born_complete(
              w, rput_issue(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag, &ticket),
              request)))
         return rc;
@@ -199,7 +188,7 @@ static int api_rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int targ
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     int rc = api_get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
-    return completed_request(w, local_done(w, target, rc), request);
+    return narmai_request_born_complete(w, local_done(w, target, rc), request);
 }
 
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -301,10 +290,11 @@ static int api_rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatyp
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     /* Complete (result there) on return: the request is born complete. */
-    return completed_request(w,
-                             api_get_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
-                                                       target, disp, tcount, ttype, op, w, tag),
-                             request);
+    return narmai_request_born_complete(w,
+                                        api_get_accumulate_notify(oaddr, ocount, otype, raddr,
+                                                                  rcount, rtype, target, disp,
+                                                                  tcount, ttype, op, w, tag),
+                                        request);
 }
 
 int NARMA_Rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,

@@ -27,6 +27,18 @@ struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
     return r;
 }
 
+int narmai_request_born_complete(struct narmai_win *w, int rc, NARMA_Request *request)
+{
+    if (rc) return rc;
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
+    r->state = NARMAI_REQ_COMPLETE;
+    r->st_src = w->t.rank;
+    r->st_tag = MPI_ANY_TAG;
+    *request = r;
+    return NARMA_SUCCESS;
+}
+
 void narmai_request_release(struct narmai_request *r)
 {
     if ((r->kind == NARMAI_REQ_NOTIFY || r->kind == NARMAI_REQ_PACC) && r->win != NULL)

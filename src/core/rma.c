@@ -73,13 +73,9 @@ int narmai_proc_null(struct narmai_win *w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (request == NULL) return NARMA_SUCCESS;
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
-    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
-    r->state = NARMAI_REQ_COMPLETE;
-    r->st_src = MPI_PROC_NULL;
-    r->st_tag = MPI_ANY_TAG;
-    *request = r;
-    return NARMA_SUCCESS;
+    int rc = narmai_request_born_complete(w, NARMA_SUCCESS, request);
+    if (rc == NARMA_SUCCESS) (*request)->st_src = MPI_PROC_NULL;
+    return rc;
 }
 
 /* A transfer of no bytes (zero count or a zero-size type) has no effect and
