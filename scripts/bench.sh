@@ -45,6 +45,7 @@ cmake_args=(
     -DMPIEXEC_PREFLAGS="${NARMA_MPIEXEC_PREFLAGS// /;}"
 )
 mkdir -p "$build"
+narma_build_tree_check "$build"
 cmake -S "$root" -B "$build" "${cmake_args[@]}" >"$build/narma-configure.log" 2>&1 || {
     cat "$build/narma-configure.log" >&2
     echo "bench.sh: CMake configuration failed (log above)" >&2

@@ -235,6 +235,19 @@ narma_env_main && narma_env_status=0 || narma_env_status=$?
 unset -f narma_env_main narma_env_tools narma_env_cmake_ok narma_env_python_ok narma_env_flavor \
     narma_env_path_prepend narma_env_path_drop_deps narma_env_wheel_venv narma_env_apt_install \
     narma_env_say
+
+# For the scripts that configure a build tree (test.sh, bench.sh): a tree configured with a
+# build tool that has gone since (ninja removed; ensure-env then settles for make) cannot be
+# reconfigured, so its cache goes and cmake configures the tree afresh with the tools there now.
+narma_build_tree_check() {
+    local cache="$1/CMakeCache.txt" prog
+    [ -f "$cache" ] || return 0
+    prog="$(sed -n 's/^CMAKE_MAKE_PROGRAM:[A-Z]*=//p' "$cache")"
+    if [ -n "$prog" ] && [ ! -x "$prog" ]; then
+        echo "ensure-env: $1 was configured for $prog, which is gone: configuring it afresh" >&2
+        rm -rf "$cache" "$1/CMakeFiles"
+    fi
+}
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     echo "ensure-env.sh sets variables in your shell: source it (. scripts/ensure-env.sh)" >&2
     exit 2

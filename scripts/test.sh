@@ -72,6 +72,7 @@ echo "== narma tests: MPI ${NARMA_MPI_SELECTED} ($(command -v mpiexec))," \
     "build dir ${build#"$root"/}$([ "$sanitize" = 1 ] && echo ', ASan+UBSan')"
 
 mkdir -p "$build"
+narma_build_tree_check "$build"
 cmake -S "$root" -B "$build" "${cmake_args[@]}" >"$build/narma-configure.log" 2>&1 || {
     cat "$build/narma-configure.log" >&2
     echo "test.sh: CMake configuration failed (log above)" >&2
