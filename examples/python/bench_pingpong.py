@@ -48,7 +48,7 @@ def main():
 
     def run_c(n):
         rc = lib.npy_bench_notify_pingpong(win._w, req._h, cbuf, a.size, peer, TAG, n,
-                                           int(server))
+                                           int(server), ffi.NULL)
         assert rc == 0, narma.Get_error_string(rc)
 
     def run_py(n):
@@ -108,7 +108,7 @@ def main():
         noop = lib.npy_noop
         put = win.Put_notify
         flush = win.Flush
-        xp = ffi.from_buffer(x)
+        xp = int(ffi.cast("uintptr_t", ffi.from_buffer(x)))
         dt = MPI._handleof(MPI.DOUBLE)
         w = win._w
         rma = lib.npy_rma
