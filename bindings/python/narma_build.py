@@ -145,6 +145,10 @@ int NARMA_Win_iflush_local_all(NARMA_Win win, NARMA_Request *request);
 int npy_rma(int kind, uintptr_t origin, long long ocount, uintptr_t odt, int target,
             intptr_t disp, long long tcount, uintptr_t tdt, uintptr_t op, NARMA_Win win, int tag,
             NARMA_Request *request, int persistent);
+/* npy_rma's blocking put and get kinds (0, 1, 3, 4, 6, 7) whose target is the origin's count and
+ * type at a displacement: the latency path, with 8 arguments to convert instead of 13. */
+int npy_rma_short(int kind, uintptr_t origin, long long count, uintptr_t dt, int target,
+                  intptr_t disp, NARMA_Win win, int tag);
 /* kind: 0 Get_accumulate, 1 Get_accumulate_notify, 2 Get_accumulate_notify_idx (tag: index) */
 int npy_get_accumulate(int kind, uintptr_t origin, long long ocount, uintptr_t odt,
                        uintptr_t result, long long rcount, uintptr_t rdt, int target,
@@ -479,6 +483,27 @@ static int npy_rma(int kind, uintptr_t origin, long long oc, uintptr_t odt, int 
     default:
         return NARMA_ERR_ARG;
     }
+}
+
+static int npy_rma_short(int kind, uintptr_t origin, long long count, uintptr_t dt, int t,
+                         intptr_t disp, NARMA_Win win, int tag)
+{
+    void *o = P(origin);
+    MPI_Datatype d = H(MPI_Datatype, dt);
+    MPI_Aint td = (MPI_Aint)disp;
+    int c = (int)count;
+    if (FITS(count)) {
+        switch (kind) {
+        case 3: return NARMA_Put_notify(o, c, d, t, td, c, d, win, tag);
+        case 0: return NARMA_Put(o, c, d, t, td, c, d, win);
+        case 1: return NARMA_Get(o, c, d, t, td, c, d, win);
+        case 4: return NARMA_Get_notify(o, c, d, t, td, c, d, win, tag);
+        case 6: return NARMA_Put_notify_idx(o, c, d, t, td, c, d, tag, win);
+        case 7: return NARMA_Get_notify_idx(o, c, d, t, td, c, d, tag, win);
+        default: break;
+        }
+    }
+    return npy_rma(kind, origin, count, dt, t, disp, count, dt, 0, win, tag, NULL, 0);
 }
 
 static int npy_get_accumulate(int kind, uintptr_t origin, long long oc, uintptr_t odt,

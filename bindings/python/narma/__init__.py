@@ -24,9 +24,10 @@ MPI_THREAD_MULTIPLE unless told otherwise, which makes MPICH's one-sided calls (
 transport) several times slower: set ``mpi4py.rc.thread_level = "funneled"`` before importing
 ``mpi4py.MPI`` when no other thread calls MPI.
 
-The package remembers the address of each NumPy array it was given (until the array dies), so
-a call on the same array again skips the buffer conversion; arrays made per call (slices,
-``bytes``) are converted each time.
+The package remembers the address of each NumPy array it was given (through a weak reference,
+until the array dies), so a call on the same array again skips the buffer conversion (arrays
+made per call, slices, ``bytes``, are converted each time); NumPy then refuses to resize that
+array in place (``ndarray.resize``), as it does for any array with weak references.
 """
 
 import itertools as _itertools
@@ -197,9 +198,16 @@ def _drop(ref):
 
 
 # What the package knows of each NumPy array it converted, by id(): (weak reference, dtype, size,
-# writable, address, count, datatype handle). An entry goes when its array dies (_drop); an
-# array's address and element count cannot change while its dtype object and size stay (only
-# ndarray.resize moves data, and it changes the size), so those are checked on every hit.
+# writable when converted, address, count, datatype handle). This is the Python side of the
+# latency path: a hit costs a dict lookup and two attribute reads, converting an array about five
+# times that (docs/performance.md, "Python bindings").
+# - An entry goes when its array dies: the weak reference's callback (_drop) runs as the array is
+#   deallocated, before its id can be reused, so an entry found under id(a) is a's own.
+# - An array's address cannot change: ndarray.data cannot be assigned, and NumPy refuses to
+#   resize an array that has weak references. Its element count and type change only with its
+#   dtype (a new dtype object) or size, which every hit compares; calls writing into the array
+#   ask its flags again. (Strides assigned in place, deprecated since NumPy 2.4, go unnoticed:
+#   the memory is sent in address order.)
 _bufs = {}
 _BUFS_MAX = 4096
 _ndarray = _np.ndarray
@@ -225,8 +233,8 @@ def _msg(spec, writable):
     """(keepalive, address, count, datatype handle) of a buffer specification."""
     if type(spec) is _ndarray:
         e = _bufs.get(id(spec))
-        if (e is not None and e[0]() is spec and spec.dtype is e[1] and spec.size == e[2]
-                and (e[3] or not writable)):
+        if (e is not None and spec.dtype is e[1] and spec.size == e[2]
+                and (not writable or spec.flags.writeable)):
             return spec, e[4], e[5], e[6]
         return (spec,) + _convert(spec, writable, True)
     if isinstance(spec, (list, tuple)):
@@ -359,8 +367,11 @@ def _st(status):
 _npy_wait = _lib.npy_wait
 _npy_test = _lib.npy_test
 _npy_rma = _lib.npy_rma
+_npy_rma_short = _lib.npy_rma_short
 _start = _lib.NARMA_Start
 _flush = _lib.NARMA_Win_flush
+_get_notify_value = _lib.NARMA_Win_get_notify_value
+_progress = _lib.NARMA_Progress
 
 
 # ---- requests --------------------------------------------------------------------------------
@@ -368,11 +379,12 @@ _flush = _lib.NARMA_Win_flush
 class Request:
     """A narma request (request-based RMA, nonblocking synchronisation, notification)."""
 
-    __slots__ = ("_h", "_keep", "__weakref__")
+    __slots__ = ("_h", "_keep", "_flag", "__weakref__")
 
     def __init__(self, keep=None):
         self._h = _ffi.new("NARMA_Request *")
         self._keep = keep  # buffers and windows the operation uses, alive until completion
+        self._flag = None  # Test's output, made on the first Test (polling loops reuse it)
 
     def __bool__(self):
         return self._h[0] != _NULL
@@ -387,7 +399,9 @@ class Request:
         return True
 
     def Test(self, status=None):
-        flag = _ffi.new("int *")
+        flag = self._flag
+        if flag is None:
+            flag = self._flag = _ffi.new("int *")
         rc = _npy_test(self._h, flag, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Request.Test")
@@ -399,7 +413,9 @@ class Request:
         """Whether the request is complete, without completing it (MPI_Request_get_status):
         Test or Wait still have to complete it. A null or inactive request is complete, with
         an empty status."""
-        flag = _ffi.new("int *")
+        flag = self._flag
+        if flag is None:
+            flag = self._flag = _ffi.new("int *")
         rc = _lib.npy_request_get_status(self._h[0], flag, _st(status))
         if rc:
             _raise(rc, "Request.Get_status")
@@ -539,7 +555,9 @@ class Prequest(Request):
         return True
 
     def Test(self, status=None):
-        flag = _ffi.new("int *")
+        flag = self._flag
+        if flag is None:
+            flag = self._flag = _ffi.new("int *")
         rc = _npy_test(self._h, flag, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Prequest.Test")
@@ -661,13 +679,14 @@ _GACC, _GACC_N, _GACC_I = range(3)
 class Win:
     """A narma window (mpi4py.MPI.Win's names and argument conventions)."""
 
-    __slots__ = ("_w", "_wp", "_mem", "_attached", "__weakref__")
+    __slots__ = ("_w", "_wp", "_mem", "_attached", "_count", "__weakref__")
 
     def __init__(self):
         self._wp = _ffi.new("NARMA_Win *")
         self._w = _NULL
         self._mem = None
         self._attached = {}
+        self._count = _ffi.new("MPI_Count *")  # Get/Reset_notify_value's output, made once
 
     def _set(self, rc, where):
         if rc:
@@ -1107,7 +1126,19 @@ class Win:
 
     def _rma(self, kind, origin, target_rank, target, op, tag, where, req=None, persistent=0,
              writable=False):
-        keep, addr, count, odt = _msg(origin, writable)
+        # _msg's fast path inlined (one Python call less on the latency path)
+        if (type(origin) is _ndarray and (e := _bufs.get(id(origin))) is not None
+                and origin.dtype is e[1] and origin.size == e[2]
+                and (not writable or origin.flags.writeable)):
+            keep, addr, count, odt = origin, e[4], e[5], e[6]
+        else:
+            keep, addr, count, odt = _msg(origin, writable)
+        if req is None and op is None and (target is None or type(target) is int):
+            # the target is the origin's count and type: 8 arguments for cffi to convert, not 13
+            rc = _npy_rma_short(kind, addr, count, odt, target_rank, target or 0, self._w, tag)
+            if rc:
+                _raise(rc, where)
+            return None
         if target is None:
             disp, tcount, tdt = 0, count, odt
         elif type(target) is int:
@@ -1125,10 +1156,27 @@ class Win:
             _raise(rc, where)
         return req
 
+    # Put, Get, Put_notify and Put_notify_idx write _rma's fast path out (one Python call less
+    # on the latency path): a remembered array, the target the origin's count and type.
+
     def Put(self, origin, target_rank, target=None):
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2]):
+            rc = _npy_rma_short(_RMA_PUT, e[4], e[5], e[6], target_rank, target or 0, self._w, 0)
+            if rc:
+                _raise(rc, "Win.Put")
+            return
         self._rma(_RMA_PUT, origin, target_rank, target, None, 0, "Win.Put")
 
     def Get(self, origin, target_rank, target=None):
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2] and origin.flags.writeable):
+            rc = _npy_rma_short(_RMA_GET, e[4], e[5], e[6], target_rank, target or 0, self._w, 0)
+            if rc:
+                _raise(rc, "Win.Get")
+            return
         self._rma(_RMA_GET, origin, target_rank, target, None, 0, "Win.Get", writable=True)
 
     def Accumulate(self, origin, target_rank, target=None, op=MPI.SUM):
@@ -1192,6 +1240,14 @@ class Win:
 
     def Put_notify(self, origin, target_rank, target=None, tag=0):
         """Put, then a notification <this rank, tag> at the target (complete on return)."""
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2]):
+            rc = _npy_rma_short(_RMA_PUT_N, e[4], e[5], e[6], target_rank, target or 0, self._w,
+                                tag)
+            if rc:
+                _raise(rc, "Win.Put_notify")
+            return
         self._rma(_RMA_PUT_N, origin, target_rank, target, None, tag, "Win.Put_notify")
 
     def Get_notify(self, origin, target_rank, target=None, tag=0):
@@ -1282,6 +1338,14 @@ class Win:
     def Put_notify_idx(self, origin, target_rank, target=None, notification_idx=0):
         """Put, then counter `notification_idx` of the target incremented once the data is
         there (needs a Lock or Lock_all epoch toward the target)."""
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2]):
+            rc = _npy_rma_short(_RMA_PUT_I, e[4], e[5], e[6], target_rank, target or 0, self._w,
+                                notification_idx)
+            if rc:
+                _raise(rc, "Win.Put_notify_idx")
+            return
         self._rma(_RMA_PUT_I, origin, target_rank, target, None, notification_idx,
                   "Win.Put_notify_idx")
 
@@ -1319,15 +1383,15 @@ class Win:
 
     def Get_notify_value(self, notification_idx):
         """This process's counter `notification_idx` (arrived increments counted first)."""
-        v = _ffi.new("MPI_Count *")
-        rc = _lib.NARMA_Win_get_notify_value(self._w, notification_idx, v)
+        v = self._count
+        rc = _get_notify_value(self._w, notification_idx, v)
         if rc:
             _raise(rc, "Win.Get_notify_value")
         return v[0]
 
     def Reset_notify_value(self, notification_idx):
         """Set this process's counter to 0 and return its value before (no increment lost)."""
-        v = _ffi.new("MPI_Count *")
+        v = self._count
         rc = _lib.NARMA_Win_reset_notify_value(self._w, notification_idx, v)
         if rc:
             _raise(rc, "Win.Reset_notify_value")
@@ -1345,7 +1409,7 @@ class Win:
 
 def Progress():
     """Drive narma's progress engine once."""
-    rc = _lib.NARMA_Progress()
+    rc = _progress()
     if rc:
         _raise(rc, "Progress")
 
