@@ -198,12 +198,15 @@ int npy_halo_strategy_from_name(const char *name, int *strategy);
 size_t npy_halo_field_elems(int nz, int ny, int nx, int halo_x, int halo_y, int layout);
 
 /* Measurement helpers (examples/python/bench_pingpong.py), not part of the package's API. */
-/* The C reference of the Python ping-pong (bench/micro/pingpong's narma_notify round, in C, on the
- * caller's window and notification request): iters rounds; returns a narma error or 0.
- * persistent: the put is the persistent request *put (Start + Wait) instead of Put_notify +
- * Win_flush (bench/micro/pingpong's narma_notify_persistent). */
-int npy_bench_notify_pingpong(NARMA_Win win, NARMA_Request *req, const void *buf, int size,
-                              int peer, int tag, int iters, int server, NARMA_Request *put);
+/* The C reference of the Python ping-pong: bench/micro/pingpong's narma_notify round (Put_notify +
+ * Win_flush, the receiver Start + Wait on a persistent notification request, then reads the first
+ * and last byte of the message as pp_consume does), in C, on the caller's window and request;
+ * with put != NULL narma_notify_persistent's (the persistent put's Start + Wait). nsamples x batch
+ * rounds; samples (NULL: not timed) receives each batch's mean round trip in seconds
+ * (CLOCK_MONOTONIC, as the C benchmark's clock). Returns a narma error or 0. */
+int npy_bench_notify_pingpong(NARMA_Win win, NARMA_Request *req, const void *sbuf,
+                              const unsigned char *rbuf, int size, int peer, int tag, int server,
+                              NARMA_Request *put, int nsamples, int batch, double *samples);
 /* n calls of one cheap narma call in a C loop: 0 NARMA_Progress, 1 NARMA_Win_get_notify_value
  * (counter 0), 2 NARMA_Win_flush(MPI_PROC_NULL), 3 NARMA_Put_notify to MPI_PROC_NULL (8 bytes),
  * 4 an empty function (the loop). */
@@ -713,24 +716,48 @@ static size_t npy_halo_field_elems(int nz, int ny, int nx, int halo_x, int halo_
     return NARMA_Halo_field_elems(&d);
 }
 
-static int npy_bench_notify_pingpong(NARMA_Win win, NARMA_Request *req, const void *buf,
-                                     int size, int peer, int tag, int iters, int server,
-                                     NARMA_Request *put)
+static volatile unsigned npy_bench_sink;
+
+static double npy_bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int npy_bench_receive(NARMA_Request *req, const unsigned char *rbuf, int size)
+{
+    int rc = NARMA_Start(req);
+    if (rc == 0) rc = NARMA_Wait(req, MPI_STATUS_IGNORE);
+    if (rc == 0 && size > 0) npy_bench_sink += rbuf[0] + rbuf[size - 1];
+    return rc;
+}
+
+static int npy_bench_notify_pingpong(NARMA_Win win, NARMA_Request *req, const void *sbuf,
+                                     const unsigned char *rbuf, int size, int peer, int tag,
+                                     int server, NARMA_Request *put, int nsamples, int batch,
+                                     double *samples)
 {
     int rc;
-    for (int i = 0; i < iters; i++) {
-        if (server) {
-            if ((rc = NARMA_Start(req)) || (rc = NARMA_Wait(req, MPI_STATUS_IGNORE))) return rc;
+    double t = npy_bench_now();
+    for (int i = 0; i < nsamples; i++) {
+        for (int b = 0; b < batch; b++) {
+            if (server && (rc = npy_bench_receive(req, rbuf, size))) return rc;
+            if (put) {
+                if ((rc = NARMA_Start(put)) || (rc = NARMA_Wait(put, MPI_STATUS_IGNORE)))
+                    return rc;
+            } else {
+                if ((rc = NARMA_Put_notify(sbuf, size, MPI_BYTE, peer, 0, size, MPI_BYTE, win,
+                                           tag)))
+                    return rc;
+                if ((rc = NARMA_Win_flush(peer, win))) return rc;
+            }
+            if (!server && (rc = npy_bench_receive(req, rbuf, size))) return rc;
         }
-        if (put) {
-            if ((rc = NARMA_Start(put)) || (rc = NARMA_Wait(put, MPI_STATUS_IGNORE))) return rc;
-        } else {
-            if ((rc = NARMA_Put_notify(buf, size, MPI_BYTE, peer, 0, size, MPI_BYTE, win, tag)))
-                return rc;
-            if ((rc = NARMA_Win_flush(peer, win))) return rc;
-        }
-        if (!server) {
-            if ((rc = NARMA_Start(req)) || (rc = NARMA_Wait(req, MPI_STATUS_IGNORE))) return rc;
+        if (samples) {
+            double t2 = npy_bench_now();
+            samples[i] = (t2 - t) / batch;
+            t = t2;
         }
     }
     return 0;
