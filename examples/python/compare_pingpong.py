@@ -22,7 +22,6 @@ import argparse
 import csv
 import datetime
 import os
-import platform
 import shlex
 import statistics
 import subprocess

@@ -1216,8 +1216,10 @@ class Win:
                             "Win.Rget_accumulate")
 
     def _atomic_dt(self, origin, result):
-        okeep, oaddr, _, dt = _msg(origin, False)
-        rkeep, raddr, _, rdt = _msg(result, True)
+        """(origin address, result address, datatype): the origin's type, or the result's when
+        there is no origin (MPI.NO_OP)."""
+        _, oaddr, _, dt = _msg(origin, False)
+        _, raddr, _, rdt = _msg(result, True)
         return oaddr, raddr, (rdt if origin is None else dt)
 
     def Fetch_and_op(self, origin, result, target_rank, target_disp=0, op=MPI.SUM):
