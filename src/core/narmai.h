@@ -235,14 +235,15 @@ struct narmai_win {
     int in_handler; /* the handler runs: errors inside it call no handler */
     /* The thread running a collective call on this window (window free, set_num_notify),
      * whose MPI collectives run with the process lock let go: other threads' progress passes
-     * leave the window alone meanwhile. NULL: none. */
-    const void *coll_owner;
+     * leave the window alone meanwhile (narmau_self; 0: none). Written and read under the
+     * process lock. */
+    uintptr_t coll_owner;
 };
 
 /* Whether progress passes of the calling thread may poll w (see coll_owner). */
 static inline int narmai_win_pollable(const struct narmai_win *w)
 {
-    return w->coll_owner == NULL || w->coll_owner == narmau_self();
+    return w->coll_owner == 0 || w->coll_owner == narmau_self();
 }
 
 static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == NARMAI_WIN_MAGIC; }
@@ -255,7 +256,7 @@ static inline void narmai_coll_begin(struct narmai_win *w)
 
 static inline void narmai_coll_end(struct narmai_win *w)
 {
-    if (narmai_win_ok(w)) w->coll_owner = NULL;
+    if (narmai_win_ok(w)) w->coll_owner = 0;
 }
 
 /* ---- error handlers (errhandler.c) ----

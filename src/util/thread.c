@@ -1,14 +1,14 @@
 /* The process lock (thread.h). */
 #include "util/thread.h"
-#include <pthread.h>
 #include <sched.h>
 
 int narmau_lock_mode;
-_Thread_local unsigned narmau_lock_depth;
-unsigned narmau_lock_waiters; /* threads blocked in narmau_lock_acquire */
+uintptr_t narmau_lock_owner;
+unsigned narmau_lock_waiters;
 
 static pthread_mutex_t narmau_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned narmau_lock_gen; /* acquisitions so far: a yielder sees whether it was taken */
+static unsigned narmau_lock_depth; /* the holder's nesting (written by the holder only) */
+static unsigned narmau_lock_gen;   /* acquisitions so far: a yielder sees whether it was taken */
 
 void narmau_lock_acquire(void)
 {
@@ -18,9 +18,15 @@ void narmau_lock_acquire(void)
         __atomic_sub_fetch(&narmau_lock_waiters, 1, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&narmau_lock_gen, narmau_lock_gen + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&narmau_lock_owner, narmau_self(), __ATOMIC_RELAXED);
+    narmau_lock_depth = 1;
 }
 
-void narmau_lock_release(void) { pthread_mutex_unlock(&narmau_lock); }
+void narmau_lock_release(void)
+{
+    __atomic_store_n(&narmau_lock_owner, (uintptr_t)0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&narmau_lock);
+}
 
 /* Handing over: a plain unlock-lock would mostly take it straight back (the woken thread is
  * still getting on a core), starving the waiters of a thread that polls. So wait until some
@@ -29,7 +35,7 @@ void narmau_lock_release(void) { pthread_mutex_unlock(&narmau_lock); }
 
 void narmau_lock_yield_slow(void)
 {
-    unsigned gen = narmau_lock_gen; /* stable: we hold the lock */
+    const unsigned gen = narmau_lock_gen, depth = narmau_lock_depth; /* ours: we hold it */
     narmau_lock_release();
     for (int i = 0; i < NARMAU_HANDOVER_YIELDS; i++) {
         if (__atomic_load_n(&narmau_lock_gen, __ATOMIC_RELAXED) != gen ||
@@ -38,15 +44,32 @@ void narmau_lock_yield_slow(void)
         sched_yield();
     }
     narmau_lock_acquire();
+    narmau_lock_depth = depth;
 }
 
 int narmau_api_enter_locked(void)
 {
-    if (narmau_lock_depth++ == 0) narmau_lock_acquire();
+    if (narmau_lock_held())
+        narmau_lock_depth++;
+    else
+        narmau_lock_acquire();
     return 1;
 }
 
 void narmau_api_leave_locked(void)
 {
     if (--narmau_lock_depth == 0) narmau_lock_release();
+}
+
+unsigned narmau_unlock_begin_slow(void)
+{
+    const unsigned depth = narmau_lock_depth;
+    narmau_lock_release();
+    return depth;
+}
+
+void narmau_unlock_end_slow(unsigned depth)
+{
+    narmau_lock_acquire();
+    narmau_lock_depth = depth;
 }

@@ -25,33 +25,45 @@
 #ifndef NARMA_UTIL_THREAD_H
 #define NARMA_UTIL_THREAD_H
 
+#include <pthread.h>
+#include <stdint.h>
+
 /* Whether the lock is on: UNSET until narma's initialisation decides (narmai_lazy_init, once,
  * under its own mutex), then OFF or ON for good. Release-stored there, acquire-loaded on entry:
  * a thread that sees it set sees the state initialisation set up. */
 enum { NARMAU_LOCK_UNSET = 0, NARMAU_LOCK_OFF = 1, NARMAU_LOCK_ON = 2 };
 extern int narmau_lock_mode;
-/* This thread's nesting of public calls while the lock is on (0: not held). */
-extern _Thread_local unsigned narmau_lock_depth;
 
 static inline int narmau_threaded(void)
 {
     return __atomic_load_n(&narmau_lock_mode, __ATOMIC_RELAXED) == NARMAU_LOCK_ON;
 }
 
-/* An identity of the calling thread (the address of its nesting counter). */
-static inline const void *narmau_self(void) { return &narmau_lock_depth; }
+/* The calling thread's identity (pthread_self reads a register: no TLS lookup, which costs a
+ * call into the dynamic linker in a shared library). */
+static inline uintptr_t narmau_self(void) { return (uintptr_t)pthread_self(); }
 
-void narmau_lock_acquire(void);
-void narmau_lock_release(void);
+/* The holder (0: none) and its nesting of public calls. Only the holder writes them; another
+ * thread reading the holder sees some other thread or 0, never itself, so "do I hold it?" needs
+ * no ordering. */
+extern uintptr_t narmau_lock_owner;
+extern unsigned narmau_lock_waiters; /* threads blocked in narmau_lock_acquire */
+
+static inline int narmau_lock_held(void)
+{
+    return __atomic_load_n(&narmau_lock_owner, __ATOMIC_RELAXED) == narmau_self();
+}
+
+void narmau_lock_acquire(void); /* takes it, becomes the holder (nesting 1) */
+void narmau_lock_release(void); /* lets it go, whatever the nesting */
 /* Between two polls of a wait, holding the lock: when another thread is blocked on it, let
- * it go until that thread has taken it (bounded), then take it back. */
+ * it go until that thread has taken it (bounded), then take it back, nesting kept. */
 void narmau_lock_yield_slow(void);
-extern unsigned narmau_lock_waiters;
 
 static inline void narmau_lock_yield(void)
 {
-    if (narmau_threaded() && narmau_lock_depth > 0 &&
-        __atomic_load_n(&narmau_lock_waiters, __ATOMIC_RELAXED) > 0)
+    if (__atomic_load_n(&narmau_lock_waiters, __ATOMIC_RELAXED) > 0 && narmau_threaded() &&
+        narmau_lock_held())
         narmau_lock_yield_slow();
 }
 
@@ -66,26 +78,27 @@ static inline void narmau_api_leave(const int *entered)
 }
 
 /* Around a blocking call that waits for other processes (MPI collectives): the lock is let go
- * for its duration if this thread holds it. Nothing of narma's shared state may be touched
- * inside, and no pointer into it kept across. */
-static inline int narmau_unlock_begin(void)
+ * for its duration if this thread holds it (returns the nesting to restore, 0: not held).
+ * Nothing of narma's shared state may be touched inside, and no pointer into it kept across. */
+unsigned narmau_unlock_begin_slow(void);
+void narmau_unlock_end_slow(unsigned depth);
+
+static inline unsigned narmau_unlock_begin(void)
 {
-    if (!narmau_threaded() || narmau_lock_depth == 0) return 0;
-    narmau_lock_release();
-    return 1;
+    return narmau_threaded() && narmau_lock_held() ? narmau_unlock_begin_slow() : 0;
 }
 
-static inline void narmau_unlock_end(int released)
+static inline void narmau_unlock_end(unsigned depth)
 {
-    if (released) narmau_lock_acquire();
+    if (depth) narmau_unlock_end_slow(depth);
 }
 
-#define NARMAU_UNLOCKED(expr)                    \
-    __extension__({                              \
-        int narmau_rel_ = narmau_unlock_begin(); \
-        __typeof__(expr) narmau_res_ = (expr);   \
-        narmau_unlock_end(narmau_rel_);          \
-        narmau_res_;                             \
+#define NARMAU_UNLOCKED(expr)                           \
+    __extension__({                                     \
+        unsigned narmau_depth_ = narmau_unlock_begin(); \
+        __typeof__(expr) narmau_res_ = (expr);          \
+        narmau_unlock_end(narmau_depth_);               \
+        narmau_res_;                                    \
     })
 
 #endif
