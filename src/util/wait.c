@@ -6,15 +6,20 @@
 
 uint32_t narmau_spin_count = 2000;
 
-void narmau_wait_step(narmau_waiter *wt)
+void narmau_wait_step_keep(narmau_waiter *wt)
 {
-    /* Under MPI_THREAD_MULTIPLE, a thread blocked on the process lock gets it between two
-     * polls: what this wait waits for may be that thread's to do. */
-    narmau_lock_yield();
     if (wt->spins < narmau_spin_count) {
         wt->spins++;
         narmau_cpu_relax();
     } else {
         sched_yield();
     }
+}
+
+void narmau_wait_step(narmau_waiter *wt)
+{
+    /* Under MPI_THREAD_MULTIPLE, a thread blocked on the process lock gets it between two
+     * polls: what this wait waits for may be that thread's to do. */
+    narmau_lock_yield();
+    narmau_wait_step_keep(wt);
 }

@@ -16,5 +16,9 @@ typedef struct {
  * process lock (thread.h) is handed to a thread blocked on it first. Callers keep no
  * pointer into narma's shared state across a step that another thread may invalidate. */
 void narmau_wait_step(narmau_waiter *wt);
+/* The same, keeping the process lock: for a wait in the middle of a transfer, whose state
+ * other threads must not see half-way, for something only another process does (the shm
+ * transport's wait for a peer's copy out of or into this process's buffer). */
+void narmau_wait_step_keep(narmau_waiter *wt);
 
 #endif

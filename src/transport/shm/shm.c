@@ -299,7 +299,7 @@ static int pull_settle(struct shm_state *s, int me, unsigned i, enum pull_mode m
         if (v == pull_val(p->gen, PULL_DONE)) break;
         if (v == pull_val(p->gen, PULL_MOVING)) { /* the target is copying */
             if (mode != PULL_COMPLETE) return 0;
-            narmau_wait_step(&wt);
+            narmau_wait_step_keep(&wt); /* keep the lock: the pull is half-settled */
             continue;
         }
         const int refused = v == pull_val(p->gen, PULL_REFUSED);
@@ -384,7 +384,7 @@ static int pull_in(struct narmat_win *w, int src, uint64_t from, uint64_t ticket
     /* The origin copies (or copied) it. Acquire: its data before DONE. */
     narmau_waiter wt = {0};
     while (v == pull_val(gen, PULL_MOVING)) { /* it is copying: not for long */
-        narmau_wait_step(&wt);
+        narmau_wait_step_keep(&wt);           /* keep the lock: the record is half-delivered */
         v = narmau_atomic_load_acq_u64(word);
     }
     return v == pull_val(gen, PULL_REFUSED) ? -1 : 0;
