@@ -16,6 +16,13 @@
  * Win_attach/Win_detach; NARMA_THREADS_TEST_ROUNDS rounds (default 500). UCX_MEM_EVENTS=no:
  * with UCX's memory hooks on, narma moves no page (nothing to test then). A round whose
  * window does not use shm (NARMA_TRANSPORT=mpi) moves nothing either, and must pass too.
+ *
+ * Then the same within the thread contract itself: 4 threads, each on its own communicator,
+ * create windows at once over their own row of one page-aligned array (the 4 rows share a
+ * page). Each round a thread stores its own values into its row, creates its window (the
+ * others create theirs meanwhile), finds its stores still there, lets the peer put into the
+ * row, finds the peer's values, frees the window and finds them still there
+ * (NARMA_THREADS_TEST_ROUNDS rounds here too, default 200).
  */
 #include "threads.h"
 
@@ -51,6 +58,12 @@ static const char *stage_name[] = {"between windows",
                                    "using the dynamic window"};
 static void set_stage(int s) { __atomic_store_n(&stage, s, __ATOMIC_RELAXED); }
 static uint64_t stores, misses;
+
+#define NROW   4
+#define ROWLEN 64
+static uint64_t rows[NROW][ROWLEN] __attribute__((aligned(PAGE))); /* 2 KiB: one page */
+static MPI_Comm row_comm[NROW];
+static long row_rounds;
 
 static uint64_t *nb_lo(void) { return (uint64_t *)block; }
 static uint64_t *nb_hi(void) { return (uint64_t *)(block + WEND); }
@@ -156,6 +169,44 @@ static void windows(void)
     if (rank == 0) printf("# %ld rounds, %ld Win_create windows on shm\n", rounds, on_shm);
 }
 
+static uint64_t row_value(int origin, long round, int t, int e)
+{
+    return (uint64_t)(origin + 1) << 56 | (uint64_t)round << 24 | (uint64_t)t << 16 | (uint64_t)e;
+}
+
+static void row_check(const uint64_t *row, int origin, long round, int t, const char *when)
+{
+    for (int e = 0; e < ROWLEN; e++) {
+        uint64_t want = row_value(origin, round, t, e), got = thr_load(&row[e]);
+        CHECK(got == want, "round %ld, %s: row %d word %d holds %#llx, expected %#llx", round, when,
+              t, e, (unsigned long long)got, (unsigned long long)want);
+    }
+}
+
+static void row_thread(void *arg, int t)
+{
+    (void)arg;
+    thr_phase("rows: one window per thread over its row of a shared page");
+    uint64_t *row = rows[t], v[ROWLEN];
+    for (long round = 0; round < row_rounds; round++) {
+        for (int e = 0; e < ROWLEN; e++)
+            __atomic_store_n(&row[e], row_value(rank, round, t, e), __ATOMIC_RELAXED);
+        NARMA_Win win;
+        CHECK_RC(NARMA_Win_create(row, sizeof rows[t], 8, MPI_INFO_NULL, row_comm[t], &win));
+        row_check(row, rank, round, t, "this thread's stores, after NARMA_Win_create");
+        MPI_Barrier(row_comm[t]);
+        for (int e = 0; e < ROWLEN; e++)
+            v[e] = row_value(size + rank, round, t, e);
+        CHECK_RC(NARMA_Win_lock_all(0, win));
+        CHECK_RC(NARMA_Put(v, ROWLEN, MPI_UINT64_T, peer, 0, ROWLEN, MPI_UINT64_T, win));
+        CHECK_RC(NARMA_Win_unlock_all(win));
+        MPI_Barrier(row_comm[t]);
+        row_check(row, size + peer, round, t, "the peer's put");
+        CHECK_RC(NARMA_Win_free(&win));
+        row_check(row, size + peer, round, t, "the peer's put, after NARMA_Win_free");
+    }
+}
+
 static void thread_main(void *arg, int t)
 {
     (void)arg;
@@ -172,16 +223,26 @@ int main(int argc, char **argv)
     size = test_size;
     peer = (rank + 1) % size;
     rounds = env_long("NARMA_THREADS_TEST_ROUNDS", 500);
-    if (env_long("NARMA_THREADS_TEST_SERIAL", 0))
-        test_skip("the writer runs until the windows are done: nothing to run one by one");
+    row_rounds = env_long("NARMA_THREADS_TEST_ROUNDS", 200);
     block = aligned_alloc(PAGE, 2 * PAGE);
     CHECK(block != NULL, "out of memory");
     memset(block, 0, 2 * PAGE);
 
-    thr_run(2, thread_main, NULL);
-
-    long s = (long)stores, m = (long)misses;
-    if (rank == 0) printf("# %ld stores beside the windows, %ld lost\n", s, m);
+    /* The writer runs until the windows are done: nothing to run one after the other. */
+    if (!env_long("NARMA_THREADS_TEST_SERIAL", 0)) {
+        thr_run(2, thread_main, NULL);
+        if (rank == 0)
+            printf("# %llu stores beside the windows, %llu lost\n", (unsigned long long)stores,
+                   (unsigned long long)misses);
+    }
     free(block);
+
+    for (int t = 0; t < NROW; t++)
+        CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &row_comm[t]));
+    thr_run(NROW, row_thread, NULL);
+    for (int t = 0; t < NROW; t++)
+        CHECK_MPI(MPI_Comm_free(&row_comm[t]));
+    if (rank == 0)
+        printf("# %d threads x %ld rounds of windows over rows of one page\n", NROW, row_rounds);
     return test_finish();
 }
