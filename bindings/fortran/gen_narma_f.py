@@ -68,6 +68,9 @@ GACC_C = [(a, "count" if a.endswith("_count") else k) for a, k in GACC]
 FUNCS = [
     # Library
     ("Init", [], "NARMA_Init(NULL, NULL)"),
+    ("Init_thread", [("required", "int"), ("provided", "intout")],
+     "NARMA_Init_thread(NULL, NULL, required, provided)"),
+    ("Query_thread", [("provided", "intout")]),
     ("Finalize", []),
     ("Alloc_mem", [("size", "aint"), ("info", "info"), ("baseptr", "cptrout")]),
     ("Free_mem", [("base", "buf")]),

@@ -82,34 +82,34 @@ module narma
        NARMA_Win_get_transport, NARMA_Win_get_target_transport, NARMA_Win_get_name, &
        NARMA_Win_create_keyval, NARMA_Win_set_attr, NARMA_Win_get_attr, NARMA_Testall, &
        NARMA_Waitall, NARMA_Testsome, NARMA_Waitsome
-  public :: NARMA_Init, NARMA_Finalize, NARMA_Alloc_mem, NARMA_Free_mem, &
-       NARMA_Type_free, NARMA_Progress, NARMA_Win_create, NARMA_Win_allocate, &
-       NARMA_Win_create_dynamic, NARMA_Win_allocate_shared, NARMA_Win_shared_query, NARMA_Win_free, &
-       NARMA_Win_attach, NARMA_Win_detach, NARMA_Win_get_group, NARMA_Win_set_name, &
-       NARMA_Win_free_keyval, NARMA_Win_delete_attr, NARMA_Win_get_info, NARMA_Win_set_info, &
-       NARMA_Win_create_errhandler, NARMA_Win_set_errhandler, NARMA_Win_get_errhandler, NARMA_Win_call_errhandler, &
-       NARMA_Errhandler_free, NARMA_Win_fence, NARMA_Win_start, NARMA_Win_complete, &
-       NARMA_Win_post, NARMA_Win_wait, NARMA_Win_test, NARMA_Win_lock, &
-       NARMA_Win_unlock, NARMA_Win_lock_all, NARMA_Win_unlock_all, NARMA_Win_flush, &
-       NARMA_Win_flush_all, NARMA_Win_flush_local, NARMA_Win_flush_local_all, NARMA_Win_sync, &
-       NARMA_Win_ipost, NARMA_Win_istart, NARMA_Win_icomplete, NARMA_Win_iwait, &
-       NARMA_Win_ifence, NARMA_Win_ilock, NARMA_Win_iunlock, NARMA_Win_ilock_all, &
-       NARMA_Win_iunlock_all, NARMA_Win_iflush, NARMA_Win_iflush_local, NARMA_Win_iflush_all, &
-       NARMA_Win_iflush_local_all, NARMA_Put, NARMA_Get, NARMA_Accumulate, &
-       NARMA_Get_accumulate, NARMA_Fetch_and_op, NARMA_Compare_and_swap, NARMA_Rput, &
-       NARMA_Rget, NARMA_Raccumulate, NARMA_Rget_accumulate, NARMA_Put_c, &
-       NARMA_Get_c, NARMA_Accumulate_c, NARMA_Get_accumulate_c, NARMA_Rput_c, &
-       NARMA_Rget_c, NARMA_Raccumulate_c, NARMA_Rget_accumulate_c, NARMA_Put_notify_c, &
-       NARMA_Get_notify_c, NARMA_Rput_notify_c, NARMA_Rget_notify_c, NARMA_Accumulate_notify_c, &
-       NARMA_Put_notify, NARMA_Get_notify, NARMA_Rput_notify, NARMA_Rget_notify, &
-       NARMA_Accumulate_notify, NARMA_Get_accumulate_notify, NARMA_Rget_accumulate_notify, NARMA_Fetch_and_op_notify, &
-       NARMA_Compare_and_swap_notify, NARMA_Put_notify_init, NARMA_Get_notify_init, NARMA_Accumulate_notify_init, &
-       NARMA_Notify_init, NARMA_Win_set_num_notify, NARMA_Win_get_num_notify, NARMA_Put_notify_idx, &
-       NARMA_Get_notify_idx, NARMA_Accumulate_notify_idx, NARMA_Get_accumulate_notify_idx, NARMA_Rput_notify_idx, &
-       NARMA_Rget_notify_idx, NARMA_Raccumulate_notify_idx, NARMA_Rget_accumulate_notify_idx, NARMA_Win_get_notify_value, &
-       NARMA_Win_reset_notify_value, NARMA_Win_notify_ithreshold, NARMA_Start, NARMA_Startall, &
-       NARMA_Test, NARMA_Wait, NARMA_Testany, NARMA_Waitany, &
-       NARMA_Request_free, NARMA_Request_get_status
+  public :: NARMA_Init, NARMA_Init_thread, NARMA_Query_thread, NARMA_Finalize, &
+       NARMA_Alloc_mem, NARMA_Free_mem, NARMA_Type_free, NARMA_Progress, &
+       NARMA_Win_create, NARMA_Win_allocate, NARMA_Win_create_dynamic, NARMA_Win_allocate_shared, &
+       NARMA_Win_shared_query, NARMA_Win_free, NARMA_Win_attach, NARMA_Win_detach, &
+       NARMA_Win_get_group, NARMA_Win_set_name, NARMA_Win_free_keyval, NARMA_Win_delete_attr, &
+       NARMA_Win_get_info, NARMA_Win_set_info, NARMA_Win_create_errhandler, NARMA_Win_set_errhandler, &
+       NARMA_Win_get_errhandler, NARMA_Win_call_errhandler, NARMA_Errhandler_free, NARMA_Win_fence, &
+       NARMA_Win_start, NARMA_Win_complete, NARMA_Win_post, NARMA_Win_wait, &
+       NARMA_Win_test, NARMA_Win_lock, NARMA_Win_unlock, NARMA_Win_lock_all, &
+       NARMA_Win_unlock_all, NARMA_Win_flush, NARMA_Win_flush_all, NARMA_Win_flush_local, &
+       NARMA_Win_flush_local_all, NARMA_Win_sync, NARMA_Win_ipost, NARMA_Win_istart, &
+       NARMA_Win_icomplete, NARMA_Win_iwait, NARMA_Win_ifence, NARMA_Win_ilock, &
+       NARMA_Win_iunlock, NARMA_Win_ilock_all, NARMA_Win_iunlock_all, NARMA_Win_iflush, &
+       NARMA_Win_iflush_local, NARMA_Win_iflush_all, NARMA_Win_iflush_local_all, NARMA_Put, &
+       NARMA_Get, NARMA_Accumulate, NARMA_Get_accumulate, NARMA_Fetch_and_op, &
+       NARMA_Compare_and_swap, NARMA_Rput, NARMA_Rget, NARMA_Raccumulate, &
+       NARMA_Rget_accumulate, NARMA_Put_c, NARMA_Get_c, NARMA_Accumulate_c, &
+       NARMA_Get_accumulate_c, NARMA_Rput_c, NARMA_Rget_c, NARMA_Raccumulate_c, &
+       NARMA_Rget_accumulate_c, NARMA_Put_notify_c, NARMA_Get_notify_c, NARMA_Rput_notify_c, &
+       NARMA_Rget_notify_c, NARMA_Accumulate_notify_c, NARMA_Put_notify, NARMA_Get_notify, &
+       NARMA_Rput_notify, NARMA_Rget_notify, NARMA_Accumulate_notify, NARMA_Get_accumulate_notify, &
+       NARMA_Rget_accumulate_notify, NARMA_Fetch_and_op_notify, NARMA_Compare_and_swap_notify, NARMA_Put_notify_init, &
+       NARMA_Get_notify_init, NARMA_Accumulate_notify_init, NARMA_Notify_init, NARMA_Win_set_num_notify, &
+       NARMA_Win_get_num_notify, NARMA_Put_notify_idx, NARMA_Get_notify_idx, NARMA_Accumulate_notify_idx, &
+       NARMA_Get_accumulate_notify_idx, NARMA_Rput_notify_idx, NARMA_Rget_notify_idx, NARMA_Raccumulate_notify_idx, &
+       NARMA_Rget_accumulate_notify_idx, NARMA_Win_get_notify_value, NARMA_Win_reset_notify_value, NARMA_Win_notify_ithreshold, &
+       NARMA_Start, NARMA_Startall, NARMA_Test, NARMA_Wait, &
+       NARMA_Testany, NARMA_Waitany, NARMA_Request_free, NARMA_Request_get_status
 
   interface
      subroutine c_fatal(rc, name) bind(C, name="narmaf_fatal")
@@ -204,6 +204,15 @@ module narma
      integer(c_int) function c_init() bind(C, name="narmaf_init")
        import
      end function c_init
+     integer(c_int) function c_init_thread(required, provided) bind(C, name="narmaf_init_thread")
+       import
+       integer(c_int), value :: required
+       integer(c_int), intent(out) :: provided
+     end function c_init_thread
+     integer(c_int) function c_query_thread(provided) bind(C, name="narmaf_query_thread")
+       import
+       integer(c_int), intent(out) :: provided
+     end function c_query_thread
      integer(c_int) function c_finalize() bind(C, name="narmaf_finalize")
        import
      end function c_finalize
@@ -1443,6 +1452,27 @@ contains
     rc = c_init()
     call narmaf_return(rc, "NARMA_Init", ierror)
   end subroutine NARMA_Init
+
+  subroutine NARMA_Init_thread(required, provided, ierror)
+    integer, intent(in) :: required
+    integer, intent(out) :: provided
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: provided_c
+    integer(c_int) :: rc
+    rc = c_init_thread(int(required, c_int), provided_c)
+    provided = provided_c
+    call narmaf_return(rc, "NARMA_Init_thread", ierror)
+  end subroutine NARMA_Init_thread
+
+  subroutine NARMA_Query_thread(provided, ierror)
+    integer, intent(out) :: provided
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: provided_c
+    integer(c_int) :: rc
+    rc = c_query_thread(provided_c)
+    provided = provided_c
+    call narmaf_return(rc, "NARMA_Query_thread", ierror)
+  end subroutine NARMA_Query_thread
 
   subroutine NARMA_Finalize(ierror)
     integer, optional, intent(out) :: ierror

@@ -186,6 +186,16 @@ NARMA_API int narmaf_init(void)
     return NARMA_Init(NULL, NULL);
 }
 
+NARMA_API int narmaf_init_thread(int required, int *provided)
+{
+    return NARMA_Init_thread(NULL, NULL, required, provided);
+}
+
+NARMA_API int narmaf_query_thread(int *provided)
+{
+    return NARMA_Query_thread(provided);
+}
+
 NARMA_API int narmaf_finalize(void)
 {
     return NARMA_Finalize();

@@ -7,9 +7,28 @@
  * and keeps foMPI's conventions where they differ from MPI's. MPI_PROC_NULL
  * is a valid target (and lock/flush rank) everywhere: the call does nothing.
  *
- * Thread safety: narma follows MPI_THREAD_FUNNELED. All narma calls of a
- * process must come from one thread at a time; windows and requests are not
- * protected against concurrent use.
+ * Threads: narma offers the thread level MPI offers. Under MPI_THREAD_MULTIPLE
+ * (MPI_Init_thread or NARMA_Init_thread asked for it and MPI provides it; or
+ * NARMA_THREADS=on) a process lock makes these concurrent uses safe:
+ *   - any calls on distinct windows and on distinct requests, collective ones
+ *     included (window creation over distinct communicators, Win_free, fence,
+ *     set_num_notify), as MPI allows collectives on distinct communicators;
+ *   - on one window, from several threads at once: every RMA data call (Put,
+ *     Get, the accumulates and atomics, their R, _notify, _idx and _c forms)
+ *     inside an epoch that stays open meanwhile, the flushes and Win_sync,
+ *     notification requests (Notify_init, Start, Test, Wait, Request_free, each
+ *     request used by one thread at a time), counter reads and resets and
+ *     threshold requests, NARMA_Progress.
+ * One thread at a time per window (as MPI requires of synchronisation): the
+ * calls that open or close epochs (fence, post/start/complete/wait,
+ * lock/unlock, lock_all/unlock_all and their i-forms), Win_free,
+ * Win_set_num_notify, attach and detach, set_info, set_errhandler. A request
+ * is tested or waited by one thread at a time. Waiting calls let other threads
+ * run between their polls, and blocking MPI collectives run outside the lock.
+ * Without MPI_THREAD_MULTIPLE the lock is off and costs one branch per call;
+ * narma calls then follow MPI's rules for the level (one thread at a time).
+ * The lock serialises narma's own work: threads gain concurrency with their
+ * computation and with the network, not parallel speed inside narma.
  *
  * Errors: every call returns NARMA_SUCCESS (0) or a positive error class of
  * enum narma_error; NARMA_Error_string() (or NARMA_Strerror()) describes it. When an MPI call
@@ -139,6 +158,13 @@ enum narma_error {
 
 /** Initialise MPI (if not yet) and narma. narma also works after a plain MPI_Init. */
 NARMA_API int NARMA_Init(int *argc, char ***argv);
+/** As MPI_Init_thread: initialise MPI (if not yet) asking for thread level @p required, then
+ * narma; @p provided is the level both support (after a plain MPI_Init_thread, MPI's own).
+ * narma supports every level MPI provides; see "Threads" above. */
+NARMA_API int NARMA_Init_thread(int *argc, char ***argv, int required, int *provided);
+/** As MPI_Query_thread: the thread level narma calls may be made at (MPI's, or
+ * MPI_THREAD_SERIALIZED under MPI_THREAD_MULTIPLE with NARMA_THREADS=off). */
+NARMA_API int NARMA_Query_thread(int *provided);
 /** Release narma's resources and finalise MPI if NARMA_Init initialised it. */
 NARMA_API int NARMA_Finalize(void);
 /** Maximum length of an error string, including the terminating NUL (as MPI_MAX_ERROR_STRING). */

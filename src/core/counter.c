@@ -130,7 +130,11 @@ static int api_win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
 
 int NARMA_Win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
 {
-    return narmai_win_ret(w, api_win_set_num_notify(w, info, n));
+    NARMAI_API_LOCK();
+    narmai_coll_begin(w);
+    int rc = api_win_set_num_notify(w, info, n);
+    narmai_coll_end(w);
+    return narmai_win_ret(w, rc);
 }
 
 static int api_win_get_num_notify(NARMA_Win w, int target, int *n)
@@ -145,6 +149,7 @@ static int api_win_get_num_notify(NARMA_Win w, int target, int *n)
 
 int NARMA_Win_get_num_notify(NARMA_Win w, int target, int *n)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_get_num_notify(w, target, n));
 }
 
@@ -262,6 +267,7 @@ static int api_put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype,
 int NARMA_Put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
                          MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_put_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
 }
@@ -285,6 +291,7 @@ static int api_get_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int t
 int NARMA_Get_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                          int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_get_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w));
 }
@@ -310,6 +317,7 @@ int NARMA_Accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype otyp
                                 MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
                                 NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_accumulate_notify_idx(oaddr, ocount, otype, target, disp, tcount,
                                                        ttype, op, idx, w));
 }
@@ -342,6 +350,7 @@ int NARMA_Get_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype 
                                     int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
                                     NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w,
                           api_get_accumulate_notify_idx(oaddr, ocount, otype, raddr, rcount, rtype,
                                                         target, disp, tcount, ttype, op, idx, w));
@@ -364,6 +373,7 @@ int NARMA_Rput_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int
                           MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w,
                           NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_rput_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w, request));
 }
@@ -379,6 +389,7 @@ int NARMA_Rget_notify_idx(void *oaddr, int ocount, MPI_Datatype otype, int targe
                           int tcount, MPI_Datatype ttype, int idx, NARMA_Win w,
                           NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_rget_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, idx, w, request));
 }
@@ -395,6 +406,7 @@ int NARMA_Raccumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype oty
                                  MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
                                  int idx, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_raccumulate_notify_idx(oaddr, ocount, otype, target, disp, tcount,
                                                         ttype, op, idx, w, request));
 }
@@ -413,6 +425,7 @@ int NARMA_Rget_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype
                                      int tcount, MPI_Datatype ttype, NARMA_Op op, int idx,
                                      NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_rget_accumulate_notify_idx(oaddr, ocount, otype, raddr, rcount,
                                                             rtype, target, disp, tcount, ttype, op,
                                                             idx, w, request));
@@ -439,6 +452,7 @@ static int api_win_get_notify_value(NARMA_Win w, int idx, MPI_Count *value)
 
 int NARMA_Win_get_notify_value(NARMA_Win w, int idx, MPI_Count *value)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_get_notify_value(w, idx, value));
 }
 
@@ -456,6 +470,7 @@ static int api_win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
 
 int NARMA_Win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_reset_notify_value(w, idx, old));
 }
 
@@ -496,5 +511,6 @@ static int api_win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected,
 
 int NARMA_Win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_notify_ithreshold(w, idx, expected, request));
 }

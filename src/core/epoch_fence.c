@@ -39,7 +39,11 @@ static int api_win_fence(int assert, NARMA_Win w)
     return rc;
 }
 
-int NARMA_Win_fence(int assert, NARMA_Win w) { return narmai_win_ret(w, api_win_fence(assert, w)); }
+int NARMA_Win_fence(int assert, NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, api_win_fence(assert, w));
+}
 
 /* Public nonblocking forms: the same calls, returning their request. */
 static int api_win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
@@ -50,5 +54,6 @@ static int api_win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_ifence(int assert, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_ifence(assert, w, request));
 }

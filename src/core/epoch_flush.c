@@ -51,10 +51,12 @@ static int api_win_iflush(int rank, NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_iflush(int rank, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_iflush(rank, w, request));
 }
 int NARMA_Win_iflush_all(NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, iflush_common(w, -1, 0, request));
 }
 static int api_win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
@@ -66,10 +68,12 @@ static int api_win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_iflush_local(int rank, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_iflush_local(rank, w, request));
 }
 int NARMA_Win_iflush_local_all(NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, iflush_common(w, -1, 1, request));
 }
 
@@ -94,8 +98,16 @@ static int api_win_flush(int rank, NARMA_Win w)
     return flush_blocking(w, rank, 0);
 }
 
-int NARMA_Win_flush(int rank, NARMA_Win w) { return narmai_win_ret(w, api_win_flush(rank, w)); }
-int NARMA_Win_flush_all(NARMA_Win w) { return narmai_win_ret(w, flush_blocking(w, -1, 0)); }
+int NARMA_Win_flush(int rank, NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, api_win_flush(rank, w));
+}
+int NARMA_Win_flush_all(NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, flush_blocking(w, -1, 0));
+}
 static int api_win_flush_local(int rank, NARMA_Win w)
 {
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, NULL);
@@ -105,9 +117,14 @@ static int api_win_flush_local(int rank, NARMA_Win w)
 
 int NARMA_Win_flush_local(int rank, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_flush_local(rank, w));
 }
-int NARMA_Win_flush_local_all(NARMA_Win w) { return narmai_win_ret(w, flush_blocking(w, -1, 1)); }
+int NARMA_Win_flush_local_all(NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, flush_blocking(w, -1, 1));
+}
 
 static int api_win_sync(NARMA_Win w)
 {
@@ -117,4 +134,8 @@ static int api_win_sync(NARMA_Win w)
     return rc;
 }
 
-int NARMA_Win_sync(NARMA_Win w) { return narmai_win_ret(w, api_win_sync(w)); }
+int NARMA_Win_sync(NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, api_win_sync(w));
+}

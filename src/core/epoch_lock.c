@@ -274,18 +274,25 @@ static int api_win_lock(int lock_type, int rank, int assert, NARMA_Win w)
 
 int NARMA_Win_lock(int lock_type, int rank, int assert, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_lock(lock_type, rank, assert, w));
 }
 
 int NARMA_Win_unlock(int rank, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, iunlock_impl(rank, w, NULL));
 }
 int NARMA_Win_lock_all(int assert, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, ilock_all_impl(assert, w, NULL));
 }
-int NARMA_Win_unlock_all(NARMA_Win w) { return narmai_win_ret(w, iunlock_all_impl(w, NULL)); }
+int NARMA_Win_unlock_all(NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, iunlock_all_impl(w, NULL));
+}
 
 /* Public nonblocking forms: the same calls, returning their request. */
 static int api_win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
@@ -296,6 +303,7 @@ static int api_win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA
 
 int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_ilock(lock_type, rank, assert, w, request));
 }
 
@@ -307,6 +315,7 @@ static int api_win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_iunlock(int rank, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_iunlock(rank, w, request));
 }
 
@@ -318,6 +327,7 @@ static int api_win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_ilock_all(int assert, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_ilock_all(assert, w, request));
 }
 
@@ -329,5 +339,6 @@ static int api_win_iunlock_all(NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_iunlock_all(NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_iunlock_all(w, request));
 }

@@ -87,15 +87,21 @@ static int iwait_impl(NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_post(MPI_Group group, int assert, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, ipost_impl(group, assert, w, NULL));
 }
 
 int NARMA_Win_start(MPI_Group group, int assert, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, istart_impl(group, assert, w, NULL));
 }
 
-int NARMA_Win_complete(NARMA_Win w) { return narmai_win_ret(w, icomplete_impl(w, NULL)); }
+int NARMA_Win_complete(NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, icomplete_impl(w, NULL));
+}
 
 static int api_win_wait(NARMA_Win w)
 {
@@ -104,7 +110,11 @@ static int api_win_wait(NARMA_Win w)
     return rc;
 }
 
-int NARMA_Win_wait(NARMA_Win w) { return narmai_win_ret(w, api_win_wait(w)); }
+int NARMA_Win_wait(NARMA_Win w)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, api_win_wait(w));
+}
 
 /* MPI_Win_test: completes (and closes) the exposure epoch only if it is done. */
 static int api_win_test(NARMA_Win w, int *flag)
@@ -123,7 +133,11 @@ static int api_win_test(NARMA_Win w, int *flag)
     return rc;
 }
 
-int NARMA_Win_test(NARMA_Win w, int *flag) { return narmai_win_ret(w, api_win_test(w, flag)); }
+int NARMA_Win_test(NARMA_Win w, int *flag)
+{
+    NARMAI_API_LOCK();
+    return narmai_win_ret(w, api_win_test(w, flag));
+}
 
 /* Public nonblocking forms: the same calls, returning their request. */
 static int api_win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
@@ -134,6 +148,7 @@ static int api_win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request
 
 int NARMA_Win_ipost(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_ipost(group, assert, w, request));
 }
 
@@ -145,6 +160,7 @@ static int api_win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Reques
 
 int NARMA_Win_istart(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_istart(group, assert, w, request));
 }
 
@@ -156,6 +172,7 @@ static int api_win_icomplete(NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_icomplete(NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_icomplete(w, request));
 }
 
@@ -167,5 +184,6 @@ static int api_win_iwait(NARMA_Win w, NARMA_Request *request)
 
 int NARMA_Win_iwait(NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_win_iwait(w, request));
 }

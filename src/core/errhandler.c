@@ -78,6 +78,7 @@ void narmai_win_errhandler_release(struct narmai_win *w)
 
 int NARMA_Win_create_errhandler(NARMA_Win_errhandler_function *fn, NARMA_Errhandler *errhandler)
 {
+    NARMAI_API_LOCK();
     if (fn == NULL || errhandler == NULL)
         return NARMAU_ERR(NARMA_ERR_ARG, "NULL function or handle pointer");
     struct narmai_errhandler *eh = malloc(sizeof(*eh));
@@ -106,6 +107,7 @@ static int set_errhandler(NARMA_Win w, NARMA_Errhandler eh)
 
 int NARMA_Win_set_errhandler(NARMA_Win win, NARMA_Errhandler errhandler)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, set_errhandler(win, errhandler));
 }
 
@@ -121,11 +123,13 @@ static int get_errhandler(NARMA_Win w, NARMA_Errhandler *eh)
 
 int NARMA_Win_get_errhandler(NARMA_Win win, NARMA_Errhandler *errhandler)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, get_errhandler(win, errhandler));
 }
 
 int NARMA_Win_call_errhandler(NARMA_Win win, int errorcode)
 {
+    NARMAI_API_LOCK();
     if (!narmai_win_ok(win)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     call_handler(win, errorcode);
     return NARMA_SUCCESS;
@@ -133,6 +137,7 @@ int NARMA_Win_call_errhandler(NARMA_Win win, int errorcode)
 
 int NARMA_Errhandler_free(NARMA_Errhandler *errhandler)
 {
+    NARMAI_API_LOCK();
     if (errhandler == NULL || !eh_ok(*errhandler))
         return NARMAU_ERR(NARMA_ERR_ARG, "NULL or invalid error handler");
     eh_unref(*errhandler);

@@ -1,6 +1,7 @@
 /* Library set-up: lazy after a plain MPI_Init, or explicit through NARMA_Init. */
 #include "core/narmai.h"
 #include "util/dtype.h"
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,30 @@ static uint32_t narmai_env_u32(const char *name, uint32_t dflt)
     return (uint32_t)x;
 }
 
-int narmai_lazy_init(void)
+/* NARMA_THREADS=auto (default), on or off: whether the process lock is on. auto: on when
+ * MPI provides MPI_THREAD_MULTIPLE (MPI_Query_thread), so a program that asked MPI for it is
+ * safe, and one that did not pays nothing. */
+static int narmai_threads_wanted(void)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    const char *v = getenv("NARMA_THREADS");
+    if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0) return provided == MPI_THREAD_MULTIPLE;
+    if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0) return 1;
+    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+        if (provided == MPI_THREAD_MULTIPLE)
+            fprintf(stderr, "narma: NARMA_THREADS=off under MPI_THREAD_MULTIPLE: narma calls "
+                            "must come from one thread at a time\n");
+        return 0;
+    }
+    fprintf(stderr, "narma: ignoring NARMA_THREADS=%s (auto, on or off)\n", v);
+    return provided == MPI_THREAD_MULTIPLE;
+}
+
+/* Initialisation is serialised: two threads whose first narma calls race set up once. */
+static pthread_mutex_t narmai_init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int narmai_setup(void)
 {
     int flag = 0;
     MPI_Initialized(&flag);
@@ -30,7 +54,6 @@ int narmai_lazy_init(void)
 
     /* NARMA_TRANSPORT, NARMA_NODE_SIZE: read by the transport layer. */
     narmat_configure();
-
     /* NARMA_RING_SLOTS: notification ring capacity per target, rounded up to a power of two. */
     uint32_t slots = narmai_env_u32("NARMA_RING_SLOTS", NARMA_DEFAULT_RING_SLOTS);
     if (slots < 2) slots = 2;
@@ -47,8 +70,27 @@ int narmai_lazy_init(void)
      * a waiting exclusive locker (epoch_lock.c). */
     narmai_g.lock_pref_ns = UINT64_C(1000000) * narmai_env_u32("NARMA_LOCK_PREFERENCE_MS", 100);
     narmau_dlist_init(&narmai_g.windows);
-    narmai_g.initialized = 1;
+    narmau_threaded = narmai_threads_wanted();
+    /* Release: publishes everything above to threads that see the flag (narmai_ensure_init). */
+    __atomic_store_n(&narmai_g.initialized, 1, __ATOMIC_RELEASE);
     return NARMA_SUCCESS;
+}
+
+int narmai_lazy_init(void)
+{
+    pthread_mutex_lock(&narmai_init_lock);
+    int rc =
+        __atomic_load_n(&narmai_g.initialized, __ATOMIC_ACQUIRE) ? NARMA_SUCCESS : narmai_setup();
+    pthread_mutex_unlock(&narmai_init_lock);
+    return rc;
+}
+
+void narmai_init_if_mpi(void)
+{
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    if (up) MPI_Finalized(&down);
+    if (up && !down) (void)narmai_lazy_init();
 }
 
 int NARMA_Init(int *argc, char ***argv)
@@ -62,14 +104,42 @@ int NARMA_Init(int *argc, char ***argv)
     return narmai_ensure_init();
 }
 
+int NARMA_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    if (provided == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "provided is NULL");
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return NARMAU_ERR(NARMA_ERR_ARG, "required thread level %d", required);
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) {
+        NARMAU_MPI(MPI_Init_thread(argc, argv, required, provided));
+        narmai_g.we_initialized_mpi = 1;
+    }
+    int rc = narmai_ensure_init();
+    if (rc) return rc;
+    return NARMA_Query_thread(provided);
+}
+
+int NARMA_Query_thread(int *provided)
+{
+    NARMAI_API_LOCK();
+    if (provided == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "provided is NULL");
+    int rc = narmai_ensure_init();
+    if (rc) return rc;
+    NARMAU_MPI(MPI_Query_thread(provided));
+    if (*provided == MPI_THREAD_MULTIPLE && !narmau_threaded) *provided = MPI_THREAD_SERIALIZED;
+    return NARMA_SUCCESS;
+}
+
 int NARMA_Finalize(void)
 {
+    NARMAI_API_LOCK();
     if (narmai_g.initialized) {
         if (!narmau_dlist_empty(&narmai_g.windows))
             fprintf(stderr, "narma: NARMA_Finalize with %d window(s) not freed\n",
                     narmai_g.nwindows);
         narmau_dtype_cache_clear();
-        narmai_g.initialized = 0;
+        __atomic_store_n(&narmai_g.initialized, 0, __ATOMIC_RELAXED);
     }
     if (narmai_g.we_initialized_mpi) {
         narmai_g.we_initialized_mpi = 0;
@@ -82,6 +152,7 @@ const char *NARMA_Get_version(void) { return NARMA_VERSION; }
 
 int NARMA_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    NARMAI_API_LOCK();
     if (size < 0 || baseptr == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "size %ld", (long)size);
     NARMAU_MPI(MPI_Alloc_mem(size, info, baseptr));
     return NARMA_SUCCESS;
@@ -89,12 +160,14 @@ int NARMA_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 
 int NARMA_Free_mem(void *base)
 {
+    NARMAI_API_LOCK();
     NARMAU_MPI(MPI_Free_mem(base));
     return NARMA_SUCCESS;
 }
 
 int NARMA_Type_free(MPI_Datatype *datatype)
 {
+    NARMAI_API_LOCK();
     if (datatype == NULL || *datatype == MPI_DATATYPE_NULL)
         return NARMAU_ERR(NARMA_ERR_TYPE, "NULL datatype");
     narmau_dtype_forget(*datatype);

@@ -9,6 +9,7 @@
 #include "util/atomic.h"
 #include "util/err.h"
 #include "util/wait.h"
+#include "util/thread.h"
 #include "transport/transport.h"
 
 /* ---- global state ---- */
@@ -27,8 +28,25 @@ extern struct narmai_global narmai_g;
 int narmai_lazy_init(void);
 static inline int narmai_ensure_init(void)
 {
-    return narmai_g.initialized ? NARMA_SUCCESS : narmai_lazy_init();
+    /* Acquire: pairs with the release store that ends narmai_lazy_init, so a thread that
+     * sees it set sees the state it set up (and narmau_threaded). */
+    return __atomic_load_n(&narmai_g.initialized, __ATOMIC_ACQUIRE) ? NARMA_SUCCESS
+                                                                    : narmai_lazy_init();
 }
+
+/* ---- threads (util/thread.h) ----
+ * NARMAI_API_LOCK(); opens every public call: narma initialises itself first when MPI is up
+ * (so the process lock is known to be on or off before the call touches anything), then the
+ * call holds the process lock until it returns, if the lock is on. */
+void narmai_init_if_mpi(void);
+static inline int narmai_api_enter(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&narmai_g.initialized, __ATOMIC_ACQUIRE), 0))
+        narmai_init_if_mpi();
+    return narmau_api_enter();
+}
+#define NARMAI_API_LOCK() \
+    const int narmai_api_entered_ __attribute__((cleanup(narmau_api_leave))) = narmai_api_enter()
 
 /* ---- epochs ---- */
 
@@ -213,9 +231,30 @@ struct narmai_win {
     /* error handler (errhandler.c): NULL is NARMA_ERRORS_RETURN */
     struct narmai_errhandler *eh;
     int in_handler; /* the handler runs: errors inside it call no handler */
+    /* The thread running a collective call on this window (window free, set_num_notify),
+     * whose MPI collectives run with the process lock let go: other threads' progress passes
+     * leave the window alone meanwhile. NULL: none. */
+    const void *coll_owner;
 };
 
+/* Whether progress passes of the calling thread may poll w (see coll_owner). */
+static inline int narmai_win_pollable(const struct narmai_win *w)
+{
+    return w->coll_owner == NULL || w->coll_owner == narmau_self();
+}
+
 static inline int narmai_win_ok(NARMA_Win w) { return w != NULL && w->magic == NARMAI_WIN_MAGIC; }
+
+/* Around a collective call on a live window: marks it as this thread's (see coll_owner). */
+static inline void narmai_coll_begin(struct narmai_win *w)
+{
+    if (narmai_win_ok(w)) w->coll_owner = narmau_self();
+}
+
+static inline void narmai_coll_end(struct narmai_win *w)
+{
+    if (narmai_win_ok(w)) w->coll_owner = NULL;
+}
 
 /* ---- error handlers (errhandler.c) ----
  * Every public call that takes a window returns through narmai_win_ret, so the window's error

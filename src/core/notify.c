@@ -41,6 +41,7 @@ static int api_put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int
 int NARMA_Put_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                      int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_put_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag));
 }
@@ -59,6 +60,7 @@ static int api_get_notify(void *oaddr, int ocount, MPI_Datatype otype, int targe
 int NARMA_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                      int tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag));
 }
@@ -82,6 +84,7 @@ int NARMA_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype, i
                             MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
                             int tag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_accumulate_notify(oaddr, ocount, otype, target, disp, tcount, ttype, op, w, tag));
 }
@@ -178,6 +181,7 @@ static int api_rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, in
 int NARMA_Rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                       int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_rput_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, request, tag));
 }
@@ -194,6 +198,7 @@ static int api_rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int targ
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                       int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request, int tag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_rget_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, request, tag));
 }
@@ -279,6 +284,7 @@ int NARMA_Get_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otyp
                                 int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                                 int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, int tag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_get_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
                                                        target, disp, tcount, ttype, op, w, tag));
 }
@@ -302,6 +308,7 @@ int NARMA_Rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype oty
                                  int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, int tag,
                                  NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_rget_accumulate_notify(oaddr, ocount, otype, raddr, rcount, rtype,
                                                         target, disp, tcount, ttype, op, w, tag,
                                                         request));
@@ -310,6 +317,7 @@ int NARMA_Rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatype oty
 int NARMA_Fetch_and_op_notify(const void *oaddr, void *raddr, MPI_Datatype type, int target,
                               MPI_Aint disp, NARMA_Op op, NARMA_Win w, int tag)
 {
+    NARMAI_API_LOCK();
     int rc = narmai_fop_check(raddr, type, w);
     if (rc == NARMA_SUCCESS)
         rc = api_get_accumulate_notify(oaddr, 1, type, raddr, 1, type, target, disp, 1, type, op, w,
@@ -347,6 +355,7 @@ int NARMA_Compare_and_swap_notify(const void *oaddr, const void *caddr, void *ra
                                   MPI_Datatype type, int target, MPI_Aint disp, NARMA_Win w,
                                   int tag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_compare_and_swap_notify(oaddr, caddr, raddr, type, target, disp, w, tag));
 }
@@ -414,6 +423,7 @@ int NARMA_Put_notify_init(const void *oaddr, int ocount, MPI_Datatype otype, int
                           MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Win w, int tag,
                           NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, pacc_init(NARMAI_PACC_PUT, oaddr, ocount, otype, target, disp, tcount,
                                        ttype, MPI_OP_NULL, w, tag, request));
 }
@@ -422,6 +432,7 @@ int NARMA_Get_notify_init(void *oaddr, int ocount, MPI_Datatype otype, int targe
                           int tcount, MPI_Datatype ttype, NARMA_Win w, int tag,
                           NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, pacc_init(NARMAI_PACC_GET, oaddr, ocount, otype, target, disp, tcount,
                                        ttype, MPI_OP_NULL, w, tag, request));
 }
@@ -430,6 +441,7 @@ int NARMA_Accumulate_notify_init(const void *oaddr, int ocount, MPI_Datatype oty
                                  MPI_Aint disp, int tcount, MPI_Datatype ttype, NARMA_Op op,
                                  NARMA_Win w, int tag, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, pacc_init(NARMAI_PACC_ACC, oaddr, ocount, otype, target, disp, tcount,
                                        ttype, op, w, tag, request));
 }

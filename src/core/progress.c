@@ -60,7 +60,7 @@ void narmai_progress_on(struct narmai_win *w)
     narmau_dlist_foreach_safe(pos, tmp, &narmai_g.windows)
     {
         struct narmai_win *x = narmau_container_of(pos, struct narmai_win, link);
-        if (x == w || narmai_win_busy(x)) narmai_progress_win(x);
+        if (x == w || (narmai_win_busy(x) && narmai_win_pollable(x))) narmai_progress_win(x);
     }
 }
 
@@ -69,12 +69,14 @@ void narmai_progress(void)
     narmau_dlist *pos, *tmp;
     narmau_dlist_foreach_safe(pos, tmp, &narmai_g.windows)
     {
-        narmai_progress_win(narmau_container_of(pos, struct narmai_win, link));
+        struct narmai_win *x = narmau_container_of(pos, struct narmai_win, link);
+        if (narmai_win_pollable(x)) narmai_progress_win(x);
     }
 }
 
 int NARMA_Progress(void)
 {
+    NARMAI_API_LOCK();
     int rc = narmai_ensure_init();
     if (rc) return rc;
     narmai_progress();

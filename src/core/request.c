@@ -129,6 +129,7 @@ static inline int req_is_inert(const struct narmai_request *r)
 
 int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status)
 {
+    NARMAI_API_LOCK();
 #if NARMA_ARG_CHECKS
     if (request == NULL || flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     if (*request != NULL && !req_ok(*request))
@@ -155,6 +156,7 @@ int NARMA_Test(NARMA_Request *request, int *flag, MPI_Status *status)
  * callbacks do their one-time bookkeeping then), which Test/Wait later finish. */
 int NARMA_Request_get_status(NARMA_Request request, int *flag, MPI_Status *status)
 {
+    NARMAI_API_LOCK();
 #if NARMA_ARG_CHECKS
     if (flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL flag");
     if (request != NULL && !req_ok(request))
@@ -178,6 +180,7 @@ int NARMA_Request_get_status(NARMA_Request request, int *flag, MPI_Status *statu
 
 int NARMA_Wait(NARMA_Request *request, MPI_Status *status)
 {
+    NARMAI_API_LOCK();
 #if NARMA_ARG_CHECKS
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     if (*request != NULL && !req_ok(*request))
@@ -223,6 +226,7 @@ static int check_array(int count, NARMA_Request reqs[])
 
 int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    NARMAI_API_LOCK();
     int rc = check_array(count, reqs);
     if (rc) return rc;
     if (index == NULL || flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
@@ -252,6 +256,7 @@ int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_St
 
 int NARMA_Waitany(int count, NARMA_Request reqs[], int *index, MPI_Status *status)
 {
+    NARMAI_API_LOCK();
     int flag = 0, rc;
     narmau_waiter wt = {0};
     while ((rc = NARMA_Testany(count, reqs, index, &flag, status)) == NARMA_SUCCESS && !flag)
@@ -261,6 +266,7 @@ int NARMA_Waitany(int count, NARMA_Request reqs[], int *index, MPI_Status *statu
 
 int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *statuses)
 {
+    NARMAI_API_LOCK();
     int rc = check_array(count, reqs);
     if (rc) return rc;
     if (flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL flag");
@@ -289,6 +295,7 @@ int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *status
 
 int NARMA_Waitall(int count, NARMA_Request reqs[], MPI_Status *statuses)
 {
+    NARMAI_API_LOCK();
     int flag = 0, rc;
     narmau_waiter wt = {0};
     while ((rc = NARMA_Testall(count, reqs, &flag, statuses)) == NARMA_SUCCESS && !flag)
@@ -299,6 +306,7 @@ int NARMA_Waitall(int count, NARMA_Request reqs[], MPI_Status *statuses)
 int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices[],
                    MPI_Status *statuses)
 {
+    NARMAI_API_LOCK();
     int rc = check_array(incount, reqs);
     if (rc) return rc;
     if (outcount == NULL || (incount > 0 && indices == NULL))
@@ -326,6 +334,7 @@ int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices
 int NARMA_Waitsome(int incount, NARMA_Request reqs[], int *outcount, int indices[],
                    MPI_Status *statuses)
 {
+    NARMAI_API_LOCK();
     int rc;
     narmau_waiter wt = {0};
     while ((rc = NARMA_Testsome(incount, reqs, outcount, indices, statuses)) == NARMA_SUCCESS &&
@@ -360,11 +369,13 @@ static int api_notify_init(NARMA_Win win, int src_rank, int tag, int expected_co
 int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
                       NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_notify_init(win, src_rank, tag, expected_count, request));
 }
 
 int NARMA_Start(NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
 #if NARMA_ARG_CHECKS
     if (request == NULL || !req_ok(*request))
         return NARMAU_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
@@ -379,6 +390,7 @@ int NARMA_Start(NARMA_Request *request)
 
 int NARMA_Startall(int count, NARMA_Request reqs[])
 {
+    NARMAI_API_LOCK();
     if (count < 0 || (count > 0 && reqs == NULL)) return NARMAU_ERR(NARMA_ERR_ARG, "bad array");
     for (int i = 0; i < count; i++) {
         int rc = NARMA_Start(&reqs[i]);
@@ -389,6 +401,7 @@ int NARMA_Startall(int count, NARMA_Request reqs[])
 
 int NARMA_Request_free(NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     if (request == NULL || !req_ok(*request))
         return NARMAU_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
     struct narmai_request *r = *request;

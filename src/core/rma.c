@@ -207,6 +207,7 @@ static int do_acc(const void *oaddr, int ocount, MPI_Datatype otype, void *raddr
 int NARMA_Put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
               int tcount, MPI_Datatype ttype, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, do_put(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL));
 }
 
@@ -220,6 +221,7 @@ static int api_rput(const void *oaddr, int ocount, MPI_Datatype otype, int targe
 int NARMA_Rput(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                int tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w,
                           api_rput(oaddr, ocount, otype, target, disp, tcount, ttype, w, request));
 }
@@ -227,6 +229,7 @@ int NARMA_Rput(const void *oaddr, int ocount, MPI_Datatype otype, int target, MP
 int NARMA_Get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
               MPI_Datatype ttype, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, do_get(oaddr, ocount, otype, target, disp, tcount, ttype, w, NULL));
 }
 
@@ -240,6 +243,7 @@ static int api_rget(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI
 int NARMA_Rget(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
                MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w,
                           api_rget(oaddr, ocount, otype, target, disp, tcount, ttype, w, request));
 }
@@ -255,6 +259,7 @@ static int api_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int
 int NARMA_Accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                      int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w,
                           api_accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, w));
 }
@@ -273,6 +278,7 @@ int NARMA_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int tar
                       int tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
                       NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(
         w, api_raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, w, request));
 }
@@ -303,6 +309,7 @@ int NARMA_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, void
                          MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                          MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target,
                                                 disp, tcount, ttype, op, w));
 }
@@ -323,6 +330,7 @@ int NARMA_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype, voi
                           int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
                           MPI_Datatype ttype, NARMA_Op op, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target,
                                                  disp, tcount, ttype, op, w, request));
 }
@@ -369,6 +377,7 @@ static int api_fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, i
 int NARMA_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype type, int target, MPI_Aint disp,
                        NARMA_Op op, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_fetch_and_op(oaddr, raddr, type, target, disp, op, w));
 }
 
@@ -397,5 +406,6 @@ static int api_compare_and_swap(const void *oaddr, const void *caddr, void *radd
 int NARMA_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr, MPI_Datatype type,
                            int target, MPI_Aint disp, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(w, api_compare_and_swap(oaddr, caddr, raddr, type, target, disp, w));
 }

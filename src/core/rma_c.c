@@ -100,12 +100,14 @@ static void sides_done(struct sides *ss)
 int NARMA_Put_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                 MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES, NARMA_Put(oaddr, ORIG, target, disp, TARG, w));
 }
 
 int NARMA_Get_c(void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                 MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES, NARMA_Get(oaddr, ORIG, target, disp, TARG, w));
 }
 
@@ -113,6 +115,7 @@ int NARMA_Accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype, 
                        MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, NARMA_Op op,
                        NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES, NARMA_Accumulate(oaddr, ORIG, target, disp, TARG, op, w));
 }
 
@@ -120,6 +123,7 @@ int NARMA_Get_accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype oty
                            MPI_Count rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                            MPI_Count tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w)
 {
+    NARMAI_API_LOCK();
     /* MPI_NO_OP ignores the origin (its datatype may be anything, even NULL): nothing to make */
     if (op == MPI_NO_OP && (ocount < 0 || ocount > INT_MAX)) ocount = 0;
     LARGE(w, 3, ORT_COUNTS, ORT_TYPES,
@@ -129,12 +133,14 @@ int NARMA_Get_accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype oty
 int NARMA_Rput_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                  MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES, NARMA_Rput(oaddr, ORIG, target, disp, TARG, w, request));
 }
 
 int NARMA_Rget_c(void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                  MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES, NARMA_Rget(oaddr, ORIG, target, disp, TARG, w, request));
 }
 
@@ -142,6 +148,7 @@ int NARMA_Raccumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
                         MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, NARMA_Op op,
                         NARMA_Win w, NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES,
           NARMA_Raccumulate(oaddr, ORIG, target, disp, TARG, op, w, request));
 }
@@ -151,6 +158,7 @@ int NARMA_Rget_accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype ot
                             MPI_Count tcount, MPI_Datatype ttype, NARMA_Op op, NARMA_Win w,
                             NARMA_Request *request)
 {
+    NARMAI_API_LOCK();
     if (op == MPI_NO_OP && (ocount < 0 || ocount > INT_MAX)) ocount = 0;
     LARGE(w, 3, ORT_COUNTS, ORT_TYPES,
           NARMA_Rget_accumulate(oaddr, ORIG, raddr, RES, target, disp, TARG, op, w, request));
@@ -159,12 +167,14 @@ int NARMA_Rget_accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype ot
 int NARMA_Put_notify_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target,
                        MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES, NARMA_Put_notify(oaddr, ORIG, target, disp, TARG, w, tag));
 }
 
 int NARMA_Get_notify_c(void *oaddr, MPI_Count ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                        MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w, int tag)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES, NARMA_Get_notify(oaddr, ORIG, target, disp, TARG, w, tag));
 }
 
@@ -172,6 +182,7 @@ int NARMA_Rput_notify_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
                         MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w,
                         NARMA_Request *request, int tag)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES,
           NARMA_Rput_notify(oaddr, ORIG, target, disp, TARG, w, request, tag));
 }
@@ -180,6 +191,7 @@ int NARMA_Rget_notify_c(void *oaddr, MPI_Count ocount, MPI_Datatype otype, int t
                         MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, NARMA_Win w,
                         NARMA_Request *request, int tag)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES,
           NARMA_Rget_notify(oaddr, ORIG, target, disp, TARG, w, request, tag));
 }
@@ -188,6 +200,7 @@ int NARMA_Accumulate_notify_c(const void *oaddr, MPI_Count ocount, MPI_Datatype 
                               MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, NARMA_Op op,
                               NARMA_Win w, int tag)
 {
+    NARMAI_API_LOCK();
     LARGE(w, 2, OT_COUNTS, OT_TYPES,
           NARMA_Accumulate_notify(oaddr, ORIG, target, disp, TARG, op, w, tag));
 }

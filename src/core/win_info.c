@@ -131,6 +131,7 @@ static int win_get_info(NARMA_Win w, MPI_Info *info_used)
 
 int NARMA_Win_get_info(NARMA_Win win, MPI_Info *info_used)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, win_get_info(win, info_used));
 }
 
@@ -142,5 +143,6 @@ static int win_set_info(NARMA_Win w, MPI_Info info)
 
 int NARMA_Win_set_info(NARMA_Win win, MPI_Info info)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, win_set_info(win, info));
 }

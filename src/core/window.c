@@ -149,12 +149,14 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
 int NARMA_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      NARMA_Win *win)
 {
+    NARMAI_API_LOCK();
     return win_new(comm, MPI_WIN_FLAVOR_CREATE, info, base, size, disp_unit, NULL, win);
 }
 
 int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                        NARMA_Win *win)
 {
+    NARMAI_API_LOCK();
     int rc = win_new(comm, MPI_WIN_FLAVOR_ALLOCATE, info, NULL, size, disp_unit, baseptr, win);
     if (rc == NARMA_SUCCESS) *(void **)baseptr = (*win)->t.base;
     return rc;
@@ -162,6 +164,7 @@ int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm com
 
 int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win)
 {
+    NARMAI_API_LOCK();
     return win_new(comm, MPI_WIN_FLAVOR_DYNAMIC, info, NULL, 0, 1, NULL, win);
 }
 
@@ -170,6 +173,7 @@ int NARMA_Win_create_dynamic(MPI_Info info, MPI_Comm comm, NARMA_Win *win)
 int NARMA_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                               void *baseptr, NARMA_Win *win)
 {
+    NARMAI_API_LOCK();
     int rc = win_new(comm, MPI_WIN_FLAVOR_SHARED, info, NULL, size, disp_unit, baseptr, win);
     if (rc == NARMA_SUCCESS) *(void **)baseptr = (*win)->t.base;
     return rc;
@@ -224,6 +228,7 @@ static int win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_u
 
 int NARMA_Win_shared_query(NARMA_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, win_shared_query(win, rank, size, disp_unit, baseptr));
 }
 
@@ -260,7 +265,11 @@ static int win_free(NARMA_Win *win)
  * none left). */
 int NARMA_Win_free(NARMA_Win *win)
 {
+    NARMAI_API_LOCK();
+    struct narmai_win *w = win != NULL ? *win : NULL;
+    narmai_coll_begin(w);
     int rc = win_free(win);
+    if (rc != NARMA_SUCCESS) narmai_coll_end(w); /* freed on success */
     return rc == NARMA_SUCCESS ? rc : narmai_win_ret(win != NULL ? *win : NULL, rc);
 }
 
@@ -275,6 +284,7 @@ static int api_win_attach(NARMA_Win win, void *base, MPI_Aint size)
 
 int NARMA_Win_attach(NARMA_Win win, void *base, MPI_Aint size)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_attach(win, base, size));
 }
 
@@ -288,6 +298,7 @@ static int api_win_detach(NARMA_Win win, const void *base)
 
 int NARMA_Win_detach(NARMA_Win win, const void *base)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_detach(win, base));
 }
 
@@ -312,6 +323,7 @@ static int api_win_get_group(NARMA_Win win, MPI_Group *group)
 
 int NARMA_Win_get_group(NARMA_Win win, MPI_Group *group)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_get_group(win, group));
 }
 
@@ -325,6 +337,7 @@ static int api_win_set_name(NARMA_Win win, const char *name)
 
 int NARMA_Win_set_name(NARMA_Win win, const char *name)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_set_name(win, name));
 }
 
@@ -344,12 +357,14 @@ static int api_win_get_name(NARMA_Win win, char *name, int *resultlen)
 
 int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_get_name(win, name, resultlen));
 }
 
 int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                             MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra_state)
 {
+    NARMAI_API_LOCK();
     if (keyval == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL keyval");
     NARMAU_MPI(MPI_Win_create_keyval(copy_fn, delete_fn, keyval, extra_state));
     return NARMA_SUCCESS;
@@ -357,6 +372,7 @@ int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
 
 int NARMA_Win_free_keyval(int *keyval)
 {
+    NARMAI_API_LOCK();
     if (keyval == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL keyval");
     int rc = MPI_Win_free_keyval(keyval);
     return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval");
@@ -380,6 +396,7 @@ static int api_win_set_attr(NARMA_Win win, int keyval, void *val)
 
 int NARMA_Win_set_attr(NARMA_Win win, int keyval, void *val)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_set_attr(win, keyval, val));
 }
 
@@ -411,6 +428,7 @@ static int api_win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
 
 int NARMA_Win_get_attr(NARMA_Win win, int keyval, void *val, int *flag)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_get_attr(win, keyval, val, flag));
 }
 
@@ -425,5 +443,6 @@ static int api_win_delete_attr(NARMA_Win win, int keyval)
 
 int NARMA_Win_delete_attr(NARMA_Win win, int keyval)
 {
+    NARMAI_API_LOCK();
     return narmai_win_ret(win, api_win_delete_attr(win, keyval));
 }

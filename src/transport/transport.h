@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include "util/err.h"
 #include "util/wait.h"
+#include "util/pmpi_unlocked.h"
 
 /* Internal "try again": a queue (notification ring) is full; nothing was done. Never returned
  * to the user: the core drives progress and calls again. */

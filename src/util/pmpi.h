@@ -3,7 +3,8 @@
  * call made from inside narma would come back into that library. Force-included into every
  * source of libnarma (src/CMakeLists.txt); the ctest unit.libnarma_calls_pmpi_only checks
  * that libnarma has no undefined MPI_ symbol left (add a line here when narma calls a new
- * MPI function). Both MPICH and Open MPI provide every PMPI_ name used below. */
+ * MPI function). Both MPICH and Open MPI provide every PMPI_ name used below. The blocking
+ * collectives among them are redefined by util/pmpi_unlocked.h, once mpi.h is in. */
 #ifndef NARMA_UTIL_PMPI_H
 #define NARMA_UTIL_PMPI_H
 
@@ -44,11 +45,13 @@
 #define MPI_Info_get_valuelen     PMPI_Info_get_valuelen
 #define MPI_Info_set              PMPI_Info_set
 #define MPI_Init                  PMPI_Init
+#define MPI_Init_thread           PMPI_Init_thread
 #define MPI_Initialized           PMPI_Initialized
 #define MPI_Iprobe                PMPI_Iprobe
 #define MPI_Pack                  PMPI_Pack
 #define MPI_Pack_size             PMPI_Pack_size
 #define MPI_Put                   PMPI_Put
+#define MPI_Query_thread          PMPI_Query_thread
 #define MPI_Raccumulate           PMPI_Raccumulate
 #define MPI_Reduce_local          PMPI_Reduce_local
 #define MPI_Request_free          PMPI_Request_free

@@ -12,7 +12,9 @@ typedef struct {
     uint32_t spins; /* steps taken so far (start above 0 to yield sooner) */
 } narmau_waiter;
 
-/* One step of a wait: a CPU relax while spins < narmau_spin_count, else sched_yield. */
+/* One step of a wait: a CPU relax while spins < narmau_spin_count, else sched_yield; the
+ * process lock (thread.h) is handed to a thread blocked on it first. Callers keep no
+ * pointer into narma's shared state across a step that another thread may invalidate. */
 void narmau_wait_step(narmau_waiter *wt);
 
 #endif

@@ -227,6 +227,25 @@ static uint64_t env_pull_min(void)
 }
 
 /* My threshold as an origin (window info narma_pull_min, else NARMA_SHM_PULL_MIN; 0: never). */
+/* Whether user memory (Win_create, attached regions) may move onto shared memory: not with
+ * NARMA_SHM_CREATE=0, and under MPI_THREAD_MULTIPLE only with NARMA_SHM_CREATE=1, since the
+ * pages are copied and remapped and a write by another thread meanwhile would be lost. */
+static int shm_may_move_pages(char *why, size_t whylen)
+{
+    const char *env = getenv("NARMA_SHM_CREATE");
+    if (env != NULL && env[0] == '0') {
+        snprintf(why, whylen, "NARMA_SHM_CREATE=0");
+        return 0;
+    }
+    if (narmau_threaded && (env == NULL || env[0] != '1')) {
+        snprintf(why, whylen,
+                 "MPI_THREAD_MULTIPLE (another thread could write to the pages "
+                 "while they move; NARMA_SHM_CREATE=1 allows it)");
+        return 0;
+    }
+    return 1;
+}
+
 static uint64_t shm_pull_threshold(const struct narmat_win *w)
 {
     return w->pull_min >= 0 ? (uint64_t)w->pull_min : env_pull_min();
@@ -465,17 +484,19 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "shm window of %ld bytes", (long)size);
     else if (create) {
         narmat_usermem_span(base, (size_t)size, &ustart, &ulen);
-        const char *env = getenv("NARMA_SHM_CREATE");
-        if (env != NULL && env[0] == '0')
-            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: Win_create memory is "
-                                                   "not moved to shared memory");
+        if (!shm_may_move_pages(why, sizeof why))
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
+                            "Win_create memory is not moved to shared "
+                            "memory: %s",
+                            why);
         else if (!narmat_usermem_movable(ustart, ulen, why, sizeof why))
             rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "Win_create memory cannot be shared: %s", why);
     } else if (dynamic) {
-        const char *env = getenv("NARMA_SHM_CREATE");
-        if (env != NULL && env[0] == '0')
-            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED, "NARMA_SHM_CREATE=0: attached memory is not "
-                                                   "moved to shared memory");
+        if (!shm_may_move_pages(why, sizeof why))
+            rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
+                            "attached memory is not moved to shared "
+                            "memory: %s",
+                            why);
         else if (narmat_usermem_hooks_active())
             rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
                             "UCX's memory hooks are active in this process (UCX_MEM_EVENTS=no "
