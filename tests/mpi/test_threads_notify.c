@@ -23,11 +23,12 @@
  *   3  NARMA_Put_notify, tag 3; receives with wildcard source (NARMA_ANY_SOURCE, 3: no other
  *      thread's tag, so it steals nothing), polling with NARMA_Request_get_status and
  *      NARMA_Progress, then NARMA_Wait to retire the completed request.
- * Checked: every status (source, tag, 8 bytes); each received batch's slots hold their values
- * when its notifications matched; each thread received exactly N (tag-matched threads by
- * their completed requests, the counter thread by the sum of its resets); after all threads
- * ended and a barrier, every slot holds its exact value, the counter holds nothing more, and
- * an NARMA_ANY_SOURCE/NARMA_ANY_TAG request finds no notification left over.
+ * Checked: NARMA_Query_thread says MPI_THREAD_MULTIPLE; every status (source, tag, 8 bytes); each
+ * received batch's slots hold their values when its notifications matched; each thread received
+ * exactly N (tag-matched threads by their completed requests, the counter thread by the sum of its
+ * resets); after all threads ended and a barrier, every slot holds its exact value, the counter
+ * holds nothing more, and an NARMA_ANY_SOURCE/NARMA_ANY_TAG request finds no notification left
+ * over.
  *
  * On a library that is not thread safe this crashes, corrupts a ring or a queue (lost or
  * doubled notifications, a Wait that never returns: ctest's timeout), or mixes up statuses.
@@ -198,6 +199,12 @@ int main(int argc, char **argv)
     if (size % 2 != 0) test_skip("needs an even number of ranks (pairs)");
     peer = (rank + size / 2) % size;
     N = env_long("NARMA_THREADS_TEST_MSGS", 100000);
+    int level = -1;
+    CHECK_RC(NARMA_Query_thread(&level));
+    CHECK(level == MPI_THREAD_MULTIPLE,
+          "NARMA_Query_thread gives %d after MPI_Init_thread provided MPI_THREAD_MULTIPLE (%d); "
+          "NARMA_THREADS=off?",
+          level, MPI_THREAD_MULTIPLE);
     CHECK(N > 0 && N < (1L << 32) / NT, "NARMA_THREADS_TEST_MSGS=%ld is out of range", N);
 
     thr_phase("window");

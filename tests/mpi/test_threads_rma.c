@@ -28,7 +28,8 @@
  * notification sent to its tag from all ranks with one NARMA_Notify_init(NARMA_ANY_SOURCE,
  * 100 + t, n) and waits on a threshold request for its counter; the counts are computed from
  * the plan. The progress thread polls a wildcard-source request on a tag nobody sends with
- * NARMA_Request_get_status: it must never complete. After all threads of all ranks are done:
+ * NARMA_Request_get_status: it must never complete. NARMA_Query_thread must say
+ * MPI_THREAD_MULTIPLE before anything starts. After all threads of all ranks are done:
  * C, S, W and every counter hold exactly what the plan says, and an
  * NARMA_ANY_SOURCE/NARMA_ANY_TAG request finds no notification left over.
  */
@@ -327,6 +328,12 @@ int main(int argc, char **argv)
     rank = test_rank;
     size = test_size;
     K = env_long("NARMA_THREADS_TEST_ITERS", 4000);
+    int level = -1;
+    CHECK_RC(NARMA_Query_thread(&level));
+    CHECK(level == MPI_THREAD_MULTIPLE,
+          "NARMA_Query_thread gives %d after MPI_Init_thread provided MPI_THREAD_MULTIPLE (%d); "
+          "NARMA_THREADS=off?",
+          level, MPI_THREAD_MULTIPLE);
     CHECK(K > 0 && K < (1L << 30), "NARMA_THREADS_TEST_ITERS=%ld is out of range", K);
     for (int t = 0; t < NT; t++) {
         fetched[t] = malloc(K * sizeof(int64_t));
