@@ -70,8 +70,12 @@ static int narmai_setup(void)
      * a waiting exclusive locker (epoch_lock.c). */
     narmai_g.lock_pref_ns = UINT64_C(1000000) * narmai_env_u32("NARMA_LOCK_PREFERENCE_MS", 100);
     narmau_dlist_init(&narmai_g.windows);
-    narmau_threaded = narmai_threads_wanted();
-    /* Release: publishes everything above to threads that see the flag (narmai_ensure_init). */
+    /* Release: publish everything above to threads that see either flag (narmai_ensure_init,
+     * narmai_api_enter). The mode is decided once: a later re-initialisation keeps it. */
+    if (__atomic_load_n(&narmau_lock_mode, __ATOMIC_RELAXED) == NARMAU_LOCK_UNSET)
+        __atomic_store_n(&narmau_lock_mode,
+                         narmai_threads_wanted() ? NARMAU_LOCK_ON : NARMAU_LOCK_OFF,
+                         __ATOMIC_RELEASE);
     __atomic_store_n(&narmai_g.initialized, 1, __ATOMIC_RELEASE);
     return NARMA_SUCCESS;
 }
@@ -85,12 +89,16 @@ int narmai_lazy_init(void)
     return rc;
 }
 
-void narmai_init_if_mpi(void)
+/* The first public call, or one with the lock on (narmai_api_enter). */
+int narmai_api_enter_slow(void)
 {
-    int up = 0, down = 0;
-    MPI_Initialized(&up);
-    if (up) MPI_Finalized(&down);
-    if (up && !down) (void)narmai_lazy_init();
+    if (__atomic_load_n(&narmau_lock_mode, __ATOMIC_ACQUIRE) == NARMAU_LOCK_UNSET) {
+        int up = 0, down = 0;
+        MPI_Initialized(&up);
+        if (up) MPI_Finalized(&down);
+        if (up && !down) (void)narmai_lazy_init(); /* the call reports its own errors */
+    }
+    return narmau_threaded() ? narmau_api_enter_locked() : 0;
 }
 
 int NARMA_Init(int *argc, char ***argv)
@@ -127,7 +135,7 @@ int NARMA_Query_thread(int *provided)
     int rc = narmai_ensure_init();
     if (rc) return rc;
     NARMAU_MPI(MPI_Query_thread(provided));
-    if (*provided == MPI_THREAD_MULTIPLE && !narmau_threaded) *provided = MPI_THREAD_SERIALIZED;
+    if (*provided == MPI_THREAD_MULTIPLE && !narmau_threaded()) *provided = MPI_THREAD_SERIALIZED;
     return NARMA_SUCCESS;
 }
 

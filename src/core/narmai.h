@@ -29,7 +29,7 @@ int narmai_lazy_init(void);
 static inline int narmai_ensure_init(void)
 {
     /* Acquire: pairs with the release store that ends narmai_lazy_init, so a thread that
-     * sees it set sees the state it set up (and narmau_threaded). */
+     * sees it set sees the state it set up. */
     return __atomic_load_n(&narmai_g.initialized, __ATOMIC_ACQUIRE) ? NARMA_SUCCESS
                                                                     : narmai_lazy_init();
 }
@@ -37,13 +37,15 @@ static inline int narmai_ensure_init(void)
 /* ---- threads (util/thread.h) ----
  * NARMAI_API_LOCK(); opens every public call: narma initialises itself first when MPI is up
  * (so the process lock is known to be on or off before the call touches anything), then the
- * call holds the process lock until it returns, if the lock is on. */
-void narmai_init_if_mpi(void);
+ * call holds the process lock until it returns, if the lock is on. The lock off, that is one
+ * load and one branch here and one at the return. */
+int narmai_api_enter_slow(void);
 static inline int narmai_api_enter(void)
 {
-    if (__builtin_expect(!__atomic_load_n(&narmai_g.initialized, __ATOMIC_ACQUIRE), 0))
-        narmai_init_if_mpi();
-    return narmau_api_enter();
+    if (__builtin_expect(__atomic_load_n(&narmau_lock_mode, __ATOMIC_ACQUIRE) == NARMAU_LOCK_OFF,
+                         1))
+        return 0;
+    return narmai_api_enter_slow();
 }
 #define NARMAI_API_LOCK() \
     const int narmai_api_entered_ __attribute__((cleanup(narmau_api_leave))) = narmai_api_enter()

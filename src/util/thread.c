@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
-int narmau_threaded;
+int narmau_lock_mode;
 _Thread_local unsigned narmau_lock_depth;
 unsigned narmau_lock_waiters; /* threads blocked in narmau_lock_acquire */
 
@@ -38,4 +38,15 @@ void narmau_lock_yield_slow(void)
         sched_yield();
     }
     narmau_lock_acquire();
+}
+
+int narmau_api_enter_locked(void)
+{
+    if (narmau_lock_depth++ == 0) narmau_lock_acquire();
+    return 1;
+}
+
+void narmau_api_leave_locked(void)
+{
+    if (--narmau_lock_depth == 0) narmau_lock_release();
 }

@@ -6,7 +6,7 @@
  * in the manner of MPICH's global critical section. It is on only when the
  * process asked MPI for MPI_THREAD_MULTIPLE (or NARMA_THREADS=on), decided
  * once at initialisation; off, entering and leaving a call cost one load of
- * narmau_threaded and a branch, and nothing else changes.
+ * narmau_lock_mode and two branches, and nothing else changes.
  *
  * Every public call takes it (NARMAI_API_LOCK in core/narmai.h); a public
  * call made from inside another (an error handler, a wrapper) nests: the
@@ -25,12 +25,18 @@
 #ifndef NARMA_UTIL_THREAD_H
 #define NARMA_UTIL_THREAD_H
 
-/* Set once, at narma's initialisation, before any thread could rely on it (the first narma
- * call of a multithreaded program comes after MPI_Init_thread, and initialisation itself is
- * serialised: see narmai_lazy_init). Read without ordering: it never changes afterwards. */
-extern int narmau_threaded;
+/* Whether the lock is on: UNSET until narma's initialisation decides (narmai_lazy_init, once,
+ * under its own mutex), then OFF or ON for good. Release-stored there, acquire-loaded on entry:
+ * a thread that sees it set sees the state initialisation set up. */
+enum { NARMAU_LOCK_UNSET = 0, NARMAU_LOCK_OFF = 1, NARMAU_LOCK_ON = 2 };
+extern int narmau_lock_mode;
 /* This thread's nesting of public calls while the lock is on (0: not held). */
 extern _Thread_local unsigned narmau_lock_depth;
+
+static inline int narmau_threaded(void)
+{
+    return __atomic_load_n(&narmau_lock_mode, __ATOMIC_RELAXED) == NARMAU_LOCK_ON;
+}
 
 /* An identity of the calling thread (the address of its nesting counter). */
 static inline const void *narmau_self(void) { return &narmau_lock_depth; }
@@ -44,22 +50,19 @@ extern unsigned narmau_lock_waiters;
 
 static inline void narmau_lock_yield(void)
 {
-    if (narmau_threaded && narmau_lock_depth > 0 &&
+    if (narmau_threaded() && narmau_lock_depth > 0 &&
         __atomic_load_n(&narmau_lock_waiters, __ATOMIC_RELAXED) > 0)
         narmau_lock_yield_slow();
 }
 
-/* Entering a public call: returns whether this level took the lock (leave with the result). */
-static inline int narmau_api_enter(void)
-{
-    if (!narmau_threaded) return 0;
-    if (narmau_lock_depth++ == 0) narmau_lock_acquire();
-    return 1;
-}
+/* Entering a public call with the lock on: take it unless this thread holds it already
+ * (returns 1: leave with narmau_api_leave). */
+int narmau_api_enter_locked(void);
+void narmau_api_leave_locked(void);
 
 static inline void narmau_api_leave(const int *entered)
 {
-    if (*entered && --narmau_lock_depth == 0) narmau_lock_release();
+    if (__builtin_expect(*entered, 0)) narmau_api_leave_locked();
 }
 
 /* Around a blocking call that waits for other processes (MPI collectives): the lock is let go
@@ -67,7 +70,7 @@ static inline void narmau_api_leave(const int *entered)
  * inside, and no pointer into it kept across. */
 static inline int narmau_unlock_begin(void)
 {
-    if (!narmau_threaded || narmau_lock_depth == 0) return 0;
+    if (!narmau_threaded() || narmau_lock_depth == 0) return 0;
     narmau_lock_release();
     return 1;
 }

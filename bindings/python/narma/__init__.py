@@ -15,17 +15,31 @@ Names and conventions follow mpi4py's one-sided interface::
 
 Buffers are NumPy arrays (or any object with the buffer protocol), ``[buf, datatype]`` or
 ``[buf, count, datatype]``; a target is ``None`` (displacement 0, the origin's count and type), a
-displacement, or ``(disp, count, datatype)``. Every error raises :class:`narma.Error`, whose
-``error_class`` is narma's error class (``narma.ERR_ARG`` ...). Blocking waits release the GIL.
-Thread safety is narma's (MPI_THREAD_FUNNELED): one thread at a time calls narma.
+displacement, or ``(disp, count, datatype)``. Counts are Python ints: beyond an int the call goes
+to narma's MPI_Count (``_c``) form. Every error raises :class:`narma.Error`, whose
+``error_class`` is narma's error class (``narma.ERR_ARG`` ...); a window's error handler
+(``Win.Create_errhandler``) runs first. Blocking waits release the GIL. Thread safety is
+narma's (MPI_THREAD_FUNNELED): one thread at a time calls narma. mpi4py asks MPI for
+MPI_THREAD_MULTIPLE unless told otherwise, which makes MPICH's one-sided calls (narma's ``mpi``
+transport) several times slower: set ``mpi4py.rc.thread_level = "funneled"`` before importing
+``mpi4py.MPI`` when no other thread calls MPI.
+
+The package remembers the address of each NumPy array it was given (through a weak reference,
+until the array dies), so a call on the same array again skips the buffer conversion (arrays
+made per call, slices, ``bytes``, are converted each time); NumPy then refuses to resize that
+array in place (``ndarray.resize``), as it does for any array with weak references.
 """
+
+import itertools as _itertools
+import weakref as _weakref
 
 from mpi4py import MPI
 import numpy as _np
 
 from ._narma import ffi as _ffi, lib as _lib
 
-__all__ = ["Win", "Request", "Prequest", "Status", "Error", "Halo"]
+__all__ = ["Win", "Request", "Prequest", "Status", "Error", "Errhandler", "Halo", "Progress",
+           "Alloc_mem", "Free_mem", "Type_free", "Get_error_string", "Get_version"]
 
 # ---- constants -------------------------------------------------------------------------------
 
@@ -44,18 +58,32 @@ LOCK_EXCLUSIVE = MPI.LOCK_EXCLUSIVE
 WIN_FLAVOR_CREATE = MPI.WIN_FLAVOR_CREATE
 WIN_FLAVOR_ALLOCATE = MPI.WIN_FLAVOR_ALLOCATE
 WIN_FLAVOR_DYNAMIC = MPI.WIN_FLAVOR_DYNAMIC
+WIN_FLAVOR_SHARED = _lib.NARMA_WIN_FLAVOR_SHARED
 WIN_SEPARATE = MPI.WIN_SEPARATE
 WIN_UNIFIED = MPI.WIN_UNIFIED
+# Predefined window attributes (Win.Get_attr): MPI's, and the counter notifications' bounds.
+WIN_BASE = MPI.WIN_BASE
+WIN_SIZE = MPI.WIN_SIZE
+WIN_DISP_UNIT = MPI.WIN_DISP_UNIT
+WIN_CREATE_FLAVOR = MPI.WIN_CREATE_FLAVOR
+WIN_MODEL = MPI.WIN_MODEL
+WIN_NOTIFICATION_NUM_UB = _lib.NARMA_WIN_NOTIFICATION_NUM_UB
+WIN_NOTIFICATION_VALUE_UB = _lib.NARMA_WIN_NOTIFICATION_VALUE_UB
+KEYVAL_INVALID = MPI.KEYVAL_INVALID
+_PREDEFINED_KEYVALS = frozenset((WIN_BASE, WIN_SIZE, WIN_DISP_UNIT, WIN_CREATE_FLAVOR, WIN_MODEL,
+                                 WIN_NOTIFICATION_NUM_UB, WIN_NOTIFICATION_VALUE_UB))
 
 SUCCESS = _lib.NARMA_SUCCESS
 _ERRS = ["ARG", "RANK", "TAG", "COUNT", "TYPE", "OP", "WIN", "DISP", "RMA_SYNC", "RMA_CONFLICT",
          "REQUEST", "NO_MEM", "ATTACH", "KEYVAL", "NOT_INIT", "PENDING", "UNSUPPORTED", "MPI",
-         "INTERN", "LASTCODE"]
+         "INTERN", "NOTIFY_IDX", "LASTCODE"]
 for _e in _ERRS:
     globals()["ERR_" + _e] = getattr(_lib, "NARMA_ERR_" + _e)
 for _e in ["TOPOLOGY", "SHAPE", "DEPTH", "SIZE", "STRATEGY", "STATE", "LASTCODE"]:
     globals()["HALO_ERR_" + _e] = getattr(_lib, "NARMA_HALO_ERR_" + _e)
 del _e
+
+_NULL = _ffi.NULL
 
 
 def Get_version():
@@ -86,8 +114,30 @@ class Error(RuntimeError):
         return self.error_string
 
 
+# Exceptions raised by Python callbacks that narma (or MPI) called: error handlers and attribute
+# delete functions. C cannot carry them, so they wait here for the call that ran the callback.
+_pending = []
+
+
+def _callback_error(exc_type, exc_value, tb):
+    _pending.append(exc_value.with_traceback(tb))
+
+
 def _raise(rc, where):
-    raise Error(rc, where)
+    err = Error(rc, where)
+    if _pending:
+        exc = _pending.pop()
+        del _pending[:]
+        raise exc from err
+    raise err
+
+
+def _check_pending():
+    """Raise what a callback raised during the call that just succeeded."""
+    if _pending:
+        exc = _pending.pop()
+        del _pending[:]
+        raise exc
 
 
 def Get_error_string(errorcode):
@@ -103,14 +153,13 @@ except AttributeError:  # pragma: no cover - very old mpi4py
     def _handleof(obj):
         return obj.handle
 
-_NULLH = {}
-
 
 def _h(obj, default):
     """C handle (as an int) of an mpi4py object, or of `default` when obj is None."""
     return _handleof(default if obj is None else obj)
 
 
+_BYTE = _handleof(MPI.BYTE)
 _dt_cache = {}
 
 
@@ -136,8 +185,58 @@ def _as_array(buf):
         else _np.asarray(buf)
 
 
+def _address(arr):
+    return int(_ffi.cast("uintptr_t", _ffi.from_buffer(arr)))
+
+
+class _Ref(_weakref.ref):
+    __slots__ = ("key",)
+
+
+def _drop(ref):
+    _bufs.pop(ref.key, None)
+
+
+# What the package knows of each NumPy array it converted, by id(): (weak reference, dtype, size,
+# writable when converted, address, count, datatype handle). This is the Python side of the
+# latency path: a hit costs a dict lookup and two attribute reads, converting an array about five
+# times that (docs/performance.md, "Python bindings").
+# - An entry goes when its array dies: the weak reference's callback (_drop) runs as the array is
+#   deallocated, before its id can be reused, so an entry found under id(a) is a's own.
+# - An array's address cannot change: ndarray.data cannot be assigned, and NumPy refuses to
+#   resize an array that has weak references. Its element count and type change only with its
+#   dtype (a new dtype object) or size, which every hit compares; calls writing into the array
+#   ask its flags again. (Strides assigned in place, deprecated since NumPy 2.4, go unnoticed:
+#   the memory is sent in address order.)
+_bufs = {}
+_BUFS_MAX = 4096
+_ndarray = _np.ndarray
+
+
+def _convert(arr, writable, remember):
+    """(address, count, datatype handle) of a whole NumPy array; `remember`: enter it in _bufs."""
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        raise Error(_lib.NARMA_ERR_ARG, "buffer must be contiguous")
+    if writable and not arr.flags.writeable:
+        raise Error(_lib.NARMA_ERR_ARG, "buffer must be writable")
+    dth = _handleof(_dtype_of(arr))
+    addr = _address(arr)
+    count = arr.size
+    if remember and len(_bufs) < _BUFS_MAX:
+        ref = _Ref(arr, _drop)
+        ref.key = id(arr)
+        _bufs[ref.key] = (ref, arr.dtype, count, arr.flags.writeable, addr, count, dth)
+    return addr, count, dth
+
+
 def _msg(spec, writable):
-    """(keepalive, pointer, count, datatype handle) of a buffer specification."""
+    """(keepalive, address, count, datatype handle) of a buffer specification."""
+    if type(spec) is _ndarray:
+        e = _bufs.get(id(spec))
+        if (e is not None and spec.dtype is e[1] and spec.size == e[2]
+                and (not writable or spec.flags.writeable)):
+            return spec, e[4], e[5], e[6]
+        return (spec,) + _convert(spec, writable, True)
     if isinstance(spec, (list, tuple)):
         if len(spec) == 2:
             buf, dtype = spec
@@ -147,40 +246,75 @@ def _msg(spec, writable):
         else:
             raise Error(_lib.NARMA_ERR_ARG, "a message is buf, [buf, datatype] or "
                                              "[buf, count, datatype]")
-        arr = _as_array(buf)
         if not isinstance(dtype, MPI.Datatype):
             raise Error(_lib.NARMA_ERR_TYPE, "expected an mpi4py Datatype, got %r" % (dtype,))
+        arr = _as_array(buf)
+        if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+            raise Error(_lib.NARMA_ERR_ARG, "buffer must be contiguous")
+        if writable and not arr.flags.writeable:
+            raise Error(_lib.NARMA_ERR_ARG, "buffer must be writable")
         if count is None:
             size = dtype.Get_size()
             count = arr.nbytes // size if size else 0
-        dth = _handleof(dtype)
-    elif spec is None:
-        return None, _ffi.NULL, 0, _handleof(MPI.BYTE)
-    else:
-        arr = _as_array(spec)
-        count = arr.size
-        dth = _handleof(_dtype_of(arr))
-    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
-        raise Error(_lib.NARMA_ERR_ARG, "buffer must be contiguous")
-    if writable and not arr.flags.writeable:
-        raise Error(_lib.NARMA_ERR_ARG, "buffer must be writable")
-    try:
-        ptr = _ffi.from_buffer(arr, require_writable=writable)
-    except TypeError:
-        ptr = _ffi.cast("void *", arr.ctypes.data)
-    return arr, ptr, int(count), dth
+        return arr, _address(arr), int(count), _handleof(dtype)
+    if spec is None:
+        return None, 0, 0, _BYTE
+    arr = _as_array(spec)
+    return (arr,) + _convert(arr, writable, False)
 
 
 def _target(target, ocount, odt):
     """(disp, count, datatype handle) of an mpi4py target specification."""
     if target is None:
         return 0, ocount, odt
+    if type(target) is int:
+        return target, ocount, odt
     if isinstance(target, (list, tuple)):
         disp = target[0] if len(target) > 0 else 0
         count = target[1] if len(target) > 1 else ocount
         dt = _handleof(target[2]) if len(target) > 2 else odt
         return int(disp), int(count), dt
     return int(target), ocount, odt
+
+
+def Alloc_mem(size, info=None):
+    """Memory from MPI_Alloc_mem (through narma), as a NumPy uint8 array of `size` bytes; give
+    it back with Free_mem (the array must not be used afterwards)."""
+    base = _ffi.new("void **")
+    rc = _lib.npy_alloc_mem(int(size), _h(info, MPI.INFO_NULL), base)
+    if rc:
+        _raise(rc, "Alloc_mem")
+    if int(size) == 0:
+        # Nothing to hand out: an empty array, and the allocation goes back at once.
+        _lib.NARMA_Free_mem(base[0])
+        return _np.zeros(0, dtype=_np.uint8)
+    _allocs[int(_ffi.cast("uintptr_t", base[0]))] = base[0]
+    return _np.frombuffer(_ffi.buffer(base[0], int(size)), dtype=_np.uint8)
+
+
+_allocs = {}  # address -> pointer of the memory Alloc_mem handed out
+
+
+def Free_mem(mem):
+    """Release memory from Alloc_mem (the array it returned, or any array starting there)."""
+    arr = _as_array(mem)
+    if arr.size == 0:
+        return
+    ptr = _allocs.pop(_address(arr), None)
+    if ptr is None:
+        raise Error(_lib.NARMA_ERR_ARG, "Free_mem: not memory from narma.Alloc_mem")
+    rc = _lib.NARMA_Free_mem(ptr)
+    if rc:
+        _raise(rc, "Free_mem")
+
+
+def Type_free(datatype):
+    """Free a derived mpi4py Datatype through narma (NARMA_Type_free: narma forgets what it
+    learnt about the type, so MPI may reuse the handle); `datatype` becomes MPI.DATATYPE_NULL.
+    Use it instead of datatype.Free() for types narma has seen."""
+    rc = _lib.npy_type_free(MPI._addressof(datatype))
+    if rc:
+        _raise(rc, "Type_free")
 
 
 # ---- status ----------------------------------------------------------------------------------
@@ -225,7 +359,19 @@ class Status:
 
 
 def _st(status):
-    return _ffi.NULL if status is None else status._s
+    return _NULL if status is None else status._s
+
+
+# The calls on the latency path, bound once (a module global is found faster than an attribute
+# of the cffi library object).
+_npy_wait = _lib.npy_wait
+_npy_test = _lib.npy_test
+_npy_rma = _lib.npy_rma
+_npy_rma_short = _lib.npy_rma_short
+_start = _lib.NARMA_Start
+_flush = _lib.NARMA_Win_flush
+_get_notify_value = _lib.NARMA_Win_get_notify_value
+_progress = _lib.NARMA_Progress
 
 
 # ---- requests --------------------------------------------------------------------------------
@@ -233,31 +379,46 @@ def _st(status):
 class Request:
     """A narma request (request-based RMA, nonblocking synchronisation, notification)."""
 
-    __slots__ = ("_h", "_keep", "__weakref__")
+    __slots__ = ("_h", "_keep", "_flag", "__weakref__")
 
     def __init__(self, keep=None):
         self._h = _ffi.new("NARMA_Request *")
         self._keep = keep  # buffers and windows the operation uses, alive until completion
+        self._flag = None  # Test's output, made on the first Test (polling loops reuse it)
 
     def __bool__(self):
-        return self._h[0] != _ffi.NULL
+        return self._h[0] != _NULL
 
     def Wait(self, status=None):
         """Wait for completion (the GIL is released while waiting)."""
-        rc = _lib.npy_wait(self._h, _st(status))
+        rc = _npy_wait(self._h, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Request.Wait")
-        if self._h[0] == _ffi.NULL:
+        if self._h[0] == _NULL:
             self._keep = None
         return True
 
     def Test(self, status=None):
-        flag = _ffi.new("int *")
-        rc = _lib.npy_test(self._h, flag, _st(status))
+        flag = self._flag
+        if flag is None:
+            flag = self._flag = _ffi.new("int *")
+        rc = _npy_test(self._h, flag, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Request.Test")
-        if flag[0] and self._h[0] == _ffi.NULL:
+        if flag[0] and self._h[0] == _NULL:
             self._keep = None
+        return bool(flag[0])
+
+    def Get_status(self, status=None):
+        """Whether the request is complete, without completing it (MPI_Request_get_status):
+        Test or Wait still have to complete it. A null or inactive request is complete, with
+        an empty status."""
+        flag = self._flag
+        if flag is None:
+            flag = self._flag = _ffi.new("int *")
+        rc = _lib.npy_request_get_status(self._h[0], flag, _st(status))
+        if rc:
+            _raise(rc, "Request.Get_status")
         return bool(flag[0])
 
     def Free(self):
@@ -278,13 +439,13 @@ class Request:
     def _back(requests, arr):
         for i, r in enumerate(requests):
             r._h[0] = arr[i]
-            if arr[i] == _ffi.NULL:
+            if arr[i] == _NULL:
                 r._keep = None
 
     @staticmethod
     def _statuses(statuses, n):
         if statuses is None:
-            return _ffi.NULL, None
+            return _NULL, None
         return _ffi.new("int[]", 4 * max(n, 1)), statuses
 
     @staticmethod
@@ -370,7 +531,7 @@ class Request:
         # A request dropped without completion is freed (narma withdraws notification requests);
         # errors cannot be raised from here.
         try:
-            if self._h[0] != _ffi.NULL:
+            if self._h[0] != _NULL:
                 _lib.NARMA_Request_free(self._h)
         except Exception:
             pass
@@ -383,19 +544,21 @@ class Prequest(Request):
     __slots__ = ()
 
     def Start(self):
-        rc = _lib.NARMA_Start(self._h)
+        rc = _start(self._h)
         if rc:
             _raise(rc, "Prequest.Start")
 
     def Wait(self, status=None):
-        rc = _lib.npy_wait(self._h, _st(status))
+        rc = _npy_wait(self._h, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Prequest.Wait")
         return True
 
     def Test(self, status=None):
-        flag = _ffi.new("int *")
-        rc = _lib.npy_test(self._h, flag, _st(status))
+        flag = self._flag
+        if flag is None:
+            flag = self._flag = _ffi.new("int *")
+        rc = _npy_test(self._h, flag, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Prequest.Test")
         return bool(flag[0])
@@ -408,26 +571,128 @@ class Prequest(Request):
             _raise(rc, "Prequest.Startall")
 
 
+# ---- error handlers --------------------------------------------------------------------------
+
+class Errhandler:
+    """A window error handler: ``narma.ERRORS_RETURN`` (the default: the call just fails, here
+    by raising narma.Error), ``narma.ERRORS_ARE_FATAL`` (narma prints the error and calls
+    MPI_Abort), or one made by ``Win.Create_errhandler(fn)``."""
+
+    __slots__ = ("_eh", "__weakref__")
+
+    def __init__(self):
+        self._eh = _ffi.new("NARMA_Errhandler *")
+
+    def __bool__(self):
+        return self._eh[0] != _NULL
+
+    def __eq__(self, other):
+        return isinstance(other, Errhandler) and self._eh[0] == other._eh[0]
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(int(_ffi.cast("uintptr_t", self._eh[0])))
+
+    def Free(self):
+        """Release this handle (a window using the handler keeps it alive)."""
+        if self is ERRORS_RETURN or self is ERRORS_ARE_FATAL:
+            return
+        rc = _lib.NARMA_Errhandler_free(self._eh)
+        if rc:
+            _raise(rc, "Errhandler.Free")
+
+    def __del__(self):
+        try:
+            if self._eh[0] != _NULL:
+                _lib.NARMA_Errhandler_free(self._eh)
+        except Exception:
+            pass
+
+    def __repr__(self):
+        if self == ERRORS_RETURN:
+            return "narma.ERRORS_RETURN"
+        if self == ERRORS_ARE_FATAL:
+            return "narma.ERRORS_ARE_FATAL"
+        return "<narma.Errhandler %s>" % ("null" if not self else hex(self.__hash__()))
+
+
+def _predefined_errhandler(fatal):
+    eh = Errhandler()
+    eh._eh[0] = _lib.npy_errhandler_predefined(fatal)
+    return eh
+
+
+ERRORS_RETURN = _predefined_errhandler(0)
+ERRORS_ARE_FATAL = _predefined_errhandler(1)
+
+# Python functions of the handlers made by Win.Create_errhandler, by the C handler's address.
+# Kept for the life of the process: a window may run a handler whose handles were all freed.
+_errhandler_fns = {}
+# Live windows by handle (for callbacks, which get the C handle).
+_wins = _weakref.WeakValueDictionary()
+
+
+def _win_of(handle):
+    w = _wins.get(int(_ffi.cast("uintptr_t", handle)))
+    if w is None:  # a window this package did not create: a non-owning wrapper
+        w = Win()
+        w._wp[0] = handle
+        w._w = handle
+    return w
+
+
+@_ffi.def_extern(onerror=_callback_error)
+def npy_errhandler_py(eh, winp, errorcode):
+    fn = _errhandler_fns.get(int(_ffi.cast("uintptr_t", eh)))
+    if fn is not None:
+        fn(_win_of(winp[0]), errorcode)
+
+
+# ---- attributes ------------------------------------------------------------------------------
+
+# Keyvals made by Win.Create_keyval -> their delete function (or None); attribute values set on
+# them, by the key narma stores: key -> (keyval, weak reference to the window, value).
+_keyvals = {}
+_attr_values = {}
+_attr_keys = _itertools.count(1)
+
+
+@_ffi.def_extern(onerror=_callback_error)
+def npy_attr_delete_py(keyval, key):
+    entry = _attr_values.pop(key, None)
+    if entry is None:
+        return
+    fn = _keyvals.get(keyval)
+    if fn is not None:
+        fn(entry[1](), keyval, entry[2])
+
+
 # ---- windows ---------------------------------------------------------------------------------
 
 _RMA_PUT, _RMA_GET, _RMA_ACC, _RMA_PUT_N, _RMA_GET_N, _RMA_ACC_N = range(6)
+_RMA_PUT_I, _RMA_GET_I, _RMA_ACC_I = range(6, 9)
+_GACC, _GACC_N, _GACC_I = range(3)
 
 
 class Win:
     """A narma window (mpi4py.MPI.Win's names and argument conventions)."""
 
-    __slots__ = ("_w", "_wp", "_mem", "_attached", "__weakref__")
+    __slots__ = ("_w", "_wp", "_mem", "_attached", "_count", "__weakref__")
 
     def __init__(self):
         self._wp = _ffi.new("NARMA_Win *")
-        self._w = _ffi.NULL
+        self._w = _NULL
         self._mem = None
         self._attached = {}
+        self._count = _ffi.new("MPI_Count *")  # Get/Reset_notify_value's output, made once
 
     def _set(self, rc, where):
         if rc:
             _raise(rc, where)
         self._w = self._wp[0]
+        _wins[int(_ffi.cast("uintptr_t", self._w))] = self
 
     # -- creation and destruction
 
@@ -437,7 +702,7 @@ class Win:
         The array is kept alive as long as the window."""
         w = cls()
         if memory is None or memory is MPI.BOTTOM:
-            arr, ptr, size = None, _ffi.NULL, 0
+            arr, ptr, size = None, _NULL, 0
         else:
             arr = _as_array(memory)
             if not arr.flags.c_contiguous:
@@ -458,6 +723,37 @@ class Win:
                                      _h(comm, MPI.COMM_SELF), base, w._wp), "Win.Allocate")
         w._mem = (None, base[0], int(size))
         return w
+
+    @classmethod
+    def Allocate_shared(cls, size, disp_unit=1, info=None, comm=None):
+        """Collective over `comm`, whose ranks must share memory (else narma.ERR_UNSUPPORTED,
+        e.g. split COMM_WORLD with MPI.COMM_TYPE_SHARED first): `size` bytes on each rank that
+        every rank loads from and stores to (Shared_query), contiguous across ranks unless info
+        says alloc_shared_noncontig=true, and a full narma window over them (tomemory: this
+        rank's segment)."""
+        w = cls()
+        base = _ffi.new("void **")
+        w._set(_lib.npy_win_allocate_shared(int(size), disp_unit, _h(info, MPI.INFO_NULL),
+                                            _h(comm, MPI.COMM_SELF), base, w._wp),
+               "Win.Allocate_shared")
+        w._mem = (None, base[0], int(size))
+        return w
+
+    def Shared_query(self, rank):
+        """(memory, disp_unit) of `rank`'s segment as this process sees it: a NumPy uint8
+        array over it (no copy; valid until Free), for loads and stores. Windows from
+        Allocate_shared: every rank; from Allocate and Create: this rank and each peer reached
+        through the shm transport. PROC_NULL: the lowest rank whose segment is not empty.
+        narma.ERR_RANK for a rank whose memory is not shared with this process."""
+        size = _ffi.new("intptr_t *")
+        du = _ffi.new("int *")
+        base = _ffi.new("void **")
+        rc = _lib.npy_win_shared_query(self._w, rank, size, du, base)
+        if rc:
+            _raise(rc, "Win.Shared_query")
+        if size[0] == 0 or base[0] == _NULL:
+            return _np.zeros(0, dtype=_np.uint8), du[0]
+        return _np.frombuffer(_ffi.buffer(base[0], size[0]), dtype=_np.uint8), du[0]
 
     @classmethod
     def Create_dynamic(cls, info=None, comm=None):
@@ -484,16 +780,20 @@ class Win:
         self._attached.pop(int(_ffi.cast("intptr_t", ptr)), None)
 
     def Free(self):
-        """Collective: free the window (narma.ERR_PENDING while epochs or requests remain)."""
+        """Collective: free the window (narma.ERR_PENDING while epochs or requests remain).
+        Attributes go with it (their keyvals' delete functions run)."""
+        key = int(_ffi.cast("uintptr_t", self._w))
         rc = _lib.NARMA_Win_free(self._wp)
         if rc:
             _raise(rc, "Win.Free")
-        self._w = _ffi.NULL
+        _wins.pop(key, None)
+        self._w = _NULL
         self._mem = None
         self._attached = {}
+        _check_pending()
 
     def __bool__(self):
-        return self._w != _ffi.NULL
+        return self._w != _NULL
 
     # -- attributes
 
@@ -556,8 +856,86 @@ class Win:
 
     name = property(Get_name, Set_name)
 
+    def Get_info(self):
+        """The hints narma honours on the window, with their values in force, in a new
+        MPI.Info (free it with Free())."""
+        i = _ffi.new("uintptr_t *")
+        rc = _lib.npy_win_get_info(self._w, i)
+        if rc:
+            _raise(rc, "Win.Get_info")
+        return MPI.Info.fromhandle(i[0])
+
+    def Set_info(self, info):
+        """Update the hints (narma: the four epoch reorder keys can change after creation; other
+        keys are ignored). Every process of the window should pass the same values."""
+        rc = _lib.npy_win_set_info(self._w, _h(info, MPI.INFO_NULL))
+        if rc:
+            _raise(rc, "Win.Set_info")
+
+    info = property(Get_info, Set_info)
+
+    @classmethod
+    def Create_keyval(cls, copy_fn=None, delete_fn=None):
+        """A new attribute key for windows; values are Python objects. delete_fn(win, keyval,
+        value) runs when an attribute goes (Delete_attr, replaced by Set_attr, window freed).
+        Windows are never copied, so copy_fn is never called (accepted as mpi4py does)."""
+        k = _ffi.new("int *")
+        rc = _lib.npy_win_create_keyval(k)
+        if rc:
+            _raise(rc, "Win.Create_keyval")
+        _keyvals[k[0]] = delete_fn
+        return k[0]
+
+    @classmethod
+    def Free_keyval(cls, keyval):
+        """Free a key made by Create_keyval; returns KEYVAL_INVALID. Attributes already set keep
+        their values until they are deleted."""
+        k = _ffi.new("int *", keyval)
+        rc = _lib.NARMA_Win_free_keyval(k)
+        if rc:
+            _raise(rc, "Win.Free_keyval")
+        return k[0]
+
+    def Set_attr(self, keyval, attrval):
+        """Store `attrval` under `keyval` (a key from Create_keyval; for any other key the
+        value must be an int, stored as it is)."""
+        if keyval in _keyvals:
+            key = next(_attr_keys)
+            _attr_values[key] = (keyval, _weakref.ref(self), attrval)
+        else:
+            key = int(attrval)
+        rc = _lib.npy_win_set_attr(self._w, keyval, key)
+        if rc:
+            if keyval in _keyvals:
+                _attr_values.pop(key, None)
+            _raise(rc, "Win.Set_attr")
+        _check_pending()
+
+    def Get_attr(self, keyval):
+        """The attribute's value, or None when it is not set. Predefined keys (WIN_BASE,
+        WIN_SIZE, WIN_DISP_UNIT, WIN_CREATE_FLAVOR, WIN_MODEL, WIN_NOTIFICATION_NUM_UB,
+        WIN_NOTIFICATION_VALUE_UB) give ints (WIN_BASE: the address)."""
+        v = _ffi.new("intptr_t *")
+        flag = _ffi.new("int *")
+        rc = _lib.npy_win_get_attr(self._w, keyval, v, flag)
+        if rc:
+            _raise(rc, "Win.Get_attr")
+        if not flag[0]:
+            return None
+        if keyval in _keyvals:
+            entry = _attr_values.get(v[0])
+            return None if entry is None else entry[2]
+        return v[0]
+
+    def Delete_attr(self, keyval):
+        rc = _lib.NARMA_Win_delete_attr(self._w, keyval)
+        if rc:
+            _raise(rc, "Win.Delete_attr")
+        _check_pending()
+
     def tomemory(self, dtype=_np.uint8):
-        """This rank's window memory (Allocate, Create) as a NumPy array of `dtype` (no copy)."""
+        """This rank's window memory (Allocate, Allocate_shared, Create) as a NumPy array of
+        `dtype` (no copy)."""
         if self._mem is None:
             raise Error(_lib.NARMA_ERR_WIN, "Win.tomemory: no memory (dynamic or freed window)")
         if self._mem[0] is not None:
@@ -566,6 +944,40 @@ class Win:
         if size == 0:
             return _np.zeros(0, dtype=dtype)
         return _np.frombuffer(_ffi.buffer(ptr, size), dtype=dtype)
+
+    # -- error handlers
+
+    @classmethod
+    def Create_errhandler(cls, errhandler_fn):
+        """An error handler calling errhandler_fn(win, error_class) when a call on a window that
+        uses it fails; the call then raises narma.Error (or what the function raised, with the
+        narma.Error as its cause)."""
+        eh = Errhandler()
+        rc = _lib.npy_win_create_errhandler(eh._eh)
+        if rc:
+            _raise(rc, "Win.Create_errhandler")
+        _errhandler_fns[int(_ffi.cast("uintptr_t", eh._eh[0]))] = errhandler_fn
+        return eh
+
+    def Set_errhandler(self, errhandler):
+        rc = _lib.NARMA_Win_set_errhandler(self._w, errhandler._eh[0])
+        if rc:
+            _raise(rc, "Win.Set_errhandler")
+
+    def Get_errhandler(self):
+        """The window's handler (compare with ==; free with Free(), or let it go)."""
+        eh = Errhandler()
+        rc = _lib.NARMA_Win_get_errhandler(self._w, eh._eh)
+        if rc:
+            _raise(rc, "Win.Get_errhandler")
+        return eh
+
+    def Call_errhandler(self, errorcode):
+        """Run the window's handler on `errorcode` (MPI_Win_call_errhandler)."""
+        rc = _lib.NARMA_Win_call_errhandler(self._w, errorcode)
+        if rc:
+            _raise(rc, "Win.Call_errhandler")
+        _check_pending()
 
     # -- synchronisation
 
@@ -622,7 +1034,7 @@ class Win:
             _raise(rc, "Win.Unlock_all")
 
     def Flush(self, rank):
-        rc = _lib.NARMA_Win_flush(rank, self._w)
+        rc = _flush(rank, self._w)
         if rc:
             _raise(rc, "Win.Flush")
 
@@ -714,22 +1126,57 @@ class Win:
 
     def _rma(self, kind, origin, target_rank, target, op, tag, where, req=None, persistent=0,
              writable=False):
-        keep, ptr, count, odt = _msg(origin, writable)
-        disp, tcount, tdt = _target(target, count, odt)
-        rp = _ffi.NULL
-        if req is not None:
-            req._keep = (keep, ptr, self)
+        # _msg's fast path inlined (one Python call less on the latency path)
+        if (type(origin) is _ndarray and (e := _bufs.get(id(origin))) is not None
+                and origin.dtype is e[1] and origin.size == e[2]
+                and (not writable or origin.flags.writeable)):
+            keep, addr, count, odt = origin, e[4], e[5], e[6]
+        else:
+            keep, addr, count, odt = _msg(origin, writable)
+        if req is None and op is None and (target is None or type(target) is int):
+            # the target is the origin's count and type: 8 arguments for cffi to convert, not 13
+            rc = _npy_rma_short(kind, addr, count, odt, target_rank, target or 0, self._w, tag)
+            if rc:
+                _raise(rc, where)
+            return None
+        if target is None:
+            disp, tcount, tdt = 0, count, odt
+        elif type(target) is int:
+            disp, tcount, tdt = target, count, odt
+        else:
+            disp, tcount, tdt = _target(target, count, odt)
+        if req is None:
+            rp = _NULL
+        else:
+            req._keep = (keep, self)
             rp = req._h
-        rc = _lib.npy_rma(kind, ptr, count, odt, target_rank, disp, tcount, tdt,
-                          _handleof(op) if op is not None else 0, self._w, tag, rp, persistent)
+        rc = _npy_rma(kind, addr, count, odt, target_rank, disp, tcount, tdt,
+                      0 if op is None else _handleof(op), self._w, tag, rp, persistent)
         if rc:
             _raise(rc, where)
         return req
 
+    # Put, Get, Put_notify and Put_notify_idx write _rma's fast path out (one Python call less
+    # on the latency path): a remembered array, the target the origin's count and type.
+
     def Put(self, origin, target_rank, target=None):
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2]):
+            rc = _npy_rma_short(_RMA_PUT, e[4], e[5], e[6], target_rank, target or 0, self._w, 0)
+            if rc:
+                _raise(rc, "Win.Put")
+            return
         self._rma(_RMA_PUT, origin, target_rank, target, None, 0, "Win.Put")
 
     def Get(self, origin, target_rank, target=None):
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2] and origin.flags.writeable):
+            rc = _npy_rma_short(_RMA_GET, e[4], e[5], e[6], target_rank, target or 0, self._w, 0)
+            if rc:
+                _raise(rc, "Win.Get")
+            return
         self._rma(_RMA_GET, origin, target_rank, target, None, 0, "Win.Get", writable=True)
 
     def Accumulate(self, origin, target_rank, target=None, op=MPI.SUM):
@@ -746,47 +1193,63 @@ class Win:
         return self._rma(_RMA_ACC, origin, target_rank, target, op, 0, "Win.Raccumulate",
                          Request())
 
-    def _getacc(self, origin, result, target_rank, target, op, req, where):
-        okeep, optr, ocount, odt = _msg(origin, False)
-        rkeep, rptr, rcount, rdt = _msg(result, True)
+    def _getacc(self, kind, origin, result, target_rank, target, op, tag, req, where):
+        okeep, oaddr, ocount, odt = _msg(origin, False)
+        rkeep, raddr, rcount, rdt = _msg(result, True)
         disp, tcount, tdt = _target(target, rcount, rdt)
-        rp = _ffi.NULL
+        rp = _NULL
         if req is not None:
-            req._keep = (okeep, optr, rkeep, rptr, self)
+            req._keep = (okeep, rkeep, self)
             rp = req._h
-        rc = _lib.npy_get_accumulate(optr, ocount, odt, rptr, rcount, rdt, target_rank, disp,
-                                     tcount, tdt, _handleof(op), self._w, rp)
+        rc = _lib.npy_get_accumulate(kind, oaddr, ocount, odt, raddr, rcount, rdt, target_rank,
+                                     disp, tcount, tdt, _handleof(op), self._w, tag, rp)
         if rc:
             _raise(rc, where)
         return req
 
     def Get_accumulate(self, origin, result, target_rank, target=None, op=MPI.SUM):
-        self._getacc(origin, result, target_rank, target, op, None, "Win.Get_accumulate")
+        self._getacc(_GACC, origin, result, target_rank, target, op, 0, None,
+                     "Win.Get_accumulate")
 
     def Rget_accumulate(self, origin, result, target_rank, target=None, op=MPI.SUM):
-        return self._getacc(origin, result, target_rank, target, op, Request(),
+        return self._getacc(_GACC, origin, result, target_rank, target, op, 0, Request(),
                             "Win.Rget_accumulate")
 
+    def _atomic_dt(self, origin, result):
+        """(origin address, result address, datatype): the origin's type, or the result's when
+        there is no origin (MPI.NO_OP)."""
+        _, oaddr, _, dt = _msg(origin, False)
+        _, raddr, _, rdt = _msg(result, True)
+        return oaddr, raddr, (rdt if origin is None else dt)
+
     def Fetch_and_op(self, origin, result, target_rank, target_disp=0, op=MPI.SUM):
-        _, optr, _, dt = _msg(origin, False)
-        _, rptr, _, _ = _msg(result, True)
-        rc = _lib.npy_fetch_and_op(optr, rptr, dt, target_rank, target_disp, _handleof(op),
-                                   self._w)
+        """Origin None (with op MPI.NO_OP) reads atomically."""
+        oaddr, raddr, dt = self._atomic_dt(origin, result)
+        rc = _lib.npy_fetch_and_op(oaddr, raddr, dt, target_rank, target_disp, _handleof(op),
+                                   self._w, 0, 0)
         if rc:
             _raise(rc, "Win.Fetch_and_op")
 
     def Compare_and_swap(self, origin, compare, result, target_rank, target_disp=0):
-        _, optr, _, dt = _msg(origin, False)
-        _, cptr, _, _ = _msg(compare, False)
-        _, rptr, _, _ = _msg(result, True)
-        rc = _lib.npy_compare_and_swap(optr, cptr, rptr, dt, target_rank, target_disp, self._w)
+        oaddr, raddr, dt = self._atomic_dt(origin, result)
+        _, caddr, _, _ = _msg(compare, False)
+        rc = _lib.npy_compare_and_swap(oaddr, caddr, raddr, dt, target_rank, target_disp,
+                                       self._w, 0, 0)
         if rc:
             _raise(rc, "Win.Compare_and_swap")
 
-    # -- notified access
+    # -- notified access (tag-matched: a <origin rank, tag> notification at the target)
 
     def Put_notify(self, origin, target_rank, target=None, tag=0):
         """Put, then a notification <this rank, tag> at the target (complete on return)."""
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2]):
+            rc = _npy_rma_short(_RMA_PUT_N, e[4], e[5], e[6], target_rank, target or 0, self._w,
+                                tag)
+            if rc:
+                _raise(rc, "Win.Put_notify")
+            return
         self._rma(_RMA_PUT_N, origin, target_rank, target, None, tag, "Win.Put_notify")
 
     def Get_notify(self, origin, target_rank, target=None, tag=0):
@@ -803,6 +1266,37 @@ class Win:
     def Rget_notify(self, origin, target_rank, target=None, tag=0):
         return self._rma(_RMA_GET_N, origin, target_rank, target, None, tag, "Win.Rget_notify",
                          Request(), writable=True)
+
+    def Get_accumulate_notify(self, origin, result, target_rank, target=None, op=MPI.SUM, tag=0):
+        """Get_accumulate, then a notification <this rank, tag> at the target (which then reads
+        the updated element); `result` holds the former contents on return."""
+        self._getacc(_GACC_N, origin, result, target_rank, target, op, tag, None,
+                     "Win.Get_accumulate_notify")
+
+    def Rget_accumulate_notify(self, origin, result, target_rank, target=None, op=MPI.SUM,
+                               tag=0):
+        """Request form of Get_accumulate_notify (the request is complete on return)."""
+        return self._getacc(_GACC_N, origin, result, target_rank, target, op, tag, Request(),
+                            "Win.Rget_accumulate_notify")
+
+    def Fetch_and_op_notify(self, origin, result, target_rank, target_disp=0, op=MPI.SUM, tag=0):
+        """Fetch_and_op, then a notification <this rank, tag> at the target."""
+        oaddr, raddr, dt = self._atomic_dt(origin, result)
+        rc = _lib.npy_fetch_and_op(oaddr, raddr, dt, target_rank, target_disp, _handleof(op),
+                                   self._w, 1, tag)
+        if rc:
+            _raise(rc, "Win.Fetch_and_op_notify")
+
+    def Compare_and_swap_notify(self, origin, compare, result, target_rank, target_disp=0,
+                                tag=0):
+        """Compare_and_swap, then a notification <this rank, tag> at the target, whether or not
+        it swapped (`result` tells)."""
+        oaddr, raddr, dt = self._atomic_dt(origin, result)
+        _, caddr, _, _ = _msg(compare, False)
+        rc = _lib.npy_compare_and_swap(oaddr, caddr, raddr, dt, target_rank, target_disp,
+                                       self._w, 1, tag)
+        if rc:
+            _raise(rc, "Win.Compare_and_swap_notify")
 
     def Put_notify_init(self, origin, target_rank, target=None, tag=0):
         """Persistent Put_notify: a Prequest issuing the put at each Start."""
@@ -826,10 +1320,98 @@ class Win:
             _raise(rc, "Win.Notify_init")
         return r
 
+    # -- counter-indexed notifications (the MPI-5.1 draft's model; passive target only)
+
+    def Set_num_notify(self, n, info=None):
+        """Collective: give every process n counters on this window (n may differ between
+        processes; 0 removes them), all set to 0."""
+        rc = _lib.npy_win_set_num_notify(self._w, _h(info, MPI.INFO_NULL), n)
+        if rc:
+            _raise(rc, "Win.Set_num_notify")
+
+    def Get_num_notify(self, target_rank):
+        """The number of counters `target_rank` has on this window."""
+        n = _ffi.new("int *")
+        rc = _lib.NARMA_Win_get_num_notify(self._w, target_rank, n)
+        if rc:
+            _raise(rc, "Win.Get_num_notify")
+        return n[0]
+
+    def Put_notify_idx(self, origin, target_rank, target=None, notification_idx=0):
+        """Put, then counter `notification_idx` of the target incremented once the data is
+        there (needs a Lock or Lock_all epoch toward the target)."""
+        if (type(origin) is _ndarray and (target is None or type(target) is int)
+                and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
+                and origin.size == e[2]):
+            rc = _npy_rma_short(_RMA_PUT_I, e[4], e[5], e[6], target_rank, target or 0, self._w,
+                                notification_idx)
+            if rc:
+                _raise(rc, "Win.Put_notify_idx")
+            return
+        self._rma(_RMA_PUT_I, origin, target_rank, target, None, notification_idx,
+                  "Win.Put_notify_idx")
+
+    def Get_notify_idx(self, origin, target_rank, target=None, notification_idx=0):
+        self._rma(_RMA_GET_I, origin, target_rank, target, None, notification_idx,
+                  "Win.Get_notify_idx", writable=True)
+
+    def Accumulate_notify_idx(self, origin, target_rank, target=None, op=MPI.SUM,
+                              notification_idx=0):
+        self._rma(_RMA_ACC_I, origin, target_rank, target, op, notification_idx,
+                  "Win.Accumulate_notify_idx")
+
+    def Get_accumulate_notify_idx(self, origin, result, target_rank, target=None, op=MPI.SUM,
+                                  notification_idx=0):
+        self._getacc(_GACC_I, origin, result, target_rank, target, op, notification_idx, None,
+                     "Win.Get_accumulate_notify_idx")
+
+    def Rput_notify_idx(self, origin, target_rank, target=None, notification_idx=0):
+        return self._rma(_RMA_PUT_I, origin, target_rank, target, None, notification_idx,
+                         "Win.Rput_notify_idx", Request())
+
+    def Rget_notify_idx(self, origin, target_rank, target=None, notification_idx=0):
+        return self._rma(_RMA_GET_I, origin, target_rank, target, None, notification_idx,
+                         "Win.Rget_notify_idx", Request(), writable=True)
+
+    def Raccumulate_notify_idx(self, origin, target_rank, target=None, op=MPI.SUM,
+                               notification_idx=0):
+        return self._rma(_RMA_ACC_I, origin, target_rank, target, op, notification_idx,
+                         "Win.Raccumulate_notify_idx", Request())
+
+    def Rget_accumulate_notify_idx(self, origin, result, target_rank, target=None, op=MPI.SUM,
+                                   notification_idx=0):
+        return self._getacc(_GACC_I, origin, result, target_rank, target, op, notification_idx,
+                            Request(), "Win.Rget_accumulate_notify_idx")
+
+    def Get_notify_value(self, notification_idx):
+        """This process's counter `notification_idx` (arrived increments counted first)."""
+        v = self._count
+        rc = _get_notify_value(self._w, notification_idx, v)
+        if rc:
+            _raise(rc, "Win.Get_notify_value")
+        return v[0]
+
+    def Reset_notify_value(self, notification_idx):
+        """Set this process's counter to 0 and return its value before (no increment lost)."""
+        v = self._count
+        rc = _lib.NARMA_Win_reset_notify_value(self._w, notification_idx, v)
+        if rc:
+            _raise(rc, "Win.Reset_notify_value")
+        return v[0]
+
+    def Notify_ithreshold(self, notification_idx, expected):
+        """A Request completing once this process's counter `notification_idx` reaches
+        `expected` (the counter is not changed)."""
+        r = Request(self)
+        rc = _lib.NARMA_Win_notify_ithreshold(self._w, notification_idx, expected, r._h)
+        if rc:
+            _raise(rc, "Win.Notify_ithreshold")
+        return r
+
 
 def Progress():
     """Drive narma's progress engine once."""
-    rc = _lib.NARMA_Progress()
+    rc = _progress()
     if rc:
         _raise(rc, "Progress")
 

@@ -237,7 +237,7 @@ static int shm_may_move_pages(char *why, size_t whylen)
         snprintf(why, whylen, "NARMA_SHM_CREATE=0");
         return 0;
     }
-    if (narmau_threaded && (env == NULL || env[0] != '1')) {
+    if (narmau_threaded() && (env == NULL || env[0] != '1')) {
         snprintf(why, whylen,
                  "MPI_THREAD_MULTIPLE (another thread could write to the pages "
                  "while they move; NARMA_SHM_CREATE=1 allows it)");
