@@ -42,13 +42,37 @@ static const MPI_Count ctr_value_ub = NARMAI_CTR_VALUE_UB;
 
 static inline int32_t ctr_tag(int idx) { return -1 - (int32_t)idx; }
 
+/* A pending threshold request off the window's list (reached or withdrawn): it no longer
+ * keeps the window busy. */
+static void threshold_unlink(struct narmai_request *r)
+{
+    narmau_dlist_remove(&r->link);
+    r->win->nflush--;
+    r->win->nthresh--;
+}
+
 void narmai_counter_arrived(struct narmai_win *w, int32_t tag)
 {
     int64_t idx = -1 - (int64_t)tag;
     /* An index past this process's counters can only come from an origin that checked
      * against an older NARMA_Win_set_num_notify (a program error the draft leaves
      * undefined): dropped. */
-    if (idx < w->nctr && w->ctr[idx] < (uint64_t)NARMAI_CTR_VALUE_UB) w->ctr[idx]++;
+    if (idx >= w->nctr || w->ctr[idx] >= (uint64_t)NARMAI_CTR_VALUE_UB) return;
+    uint64_t v = ++w->ctr[idx];
+    if (w->nthresh == 0) return;
+    /* Counters only grow here (reset and set_num_notify lower them or replace them, which
+     * completes nothing), so this is the one place a pending threshold can be reached. The
+     * walk is over the pending thresholds, like matching over the active tag-matched
+     * requests: a handful in the programs this model is for. */
+    narmau_dlist *pos, *tmp;
+    narmau_dlist_foreach_safe(pos, tmp, &w->thresh_reqs)
+    {
+        struct narmai_request *r = narmau_container_of(pos, struct narmai_request, link);
+        if (r->target == idx && v >= r->upto) {
+            threshold_unlink(r);
+            r->state = NARMAI_REQ_COMPLETE;
+        }
+    }
 }
 
 void narmai_counter_free(struct narmai_win *w)
@@ -478,39 +502,39 @@ int NARMA_Win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
     return narmai_win_ret(w, api_win_reset_notify_value(w, idx, old));
 }
 
-/* Threshold requests: ACTIVE, counted in w->nflush (the window is busy and cannot be freed),
- * completed by their poll once the counter reaches the threshold. */
-static int threshold_poll(struct narmai_request *r)
-{
-    struct narmai_win *w = r->win;
-    int idx = r->target;
-    if (idx < w->nctr && w->ctr[idx] < r->upto) return 0;
-    if (idx >= w->nctr) /* the counters were changed under the request */
-        r->st_error = NARMAU_ERR(NARMA_ERR_NOTIFY_IDX, "counter %d went away", idx);
-    r->state = NARMAI_REQ_COMPLETE;
-    w->nflush--;
-    w->nthresh--;
-    return 1;
-}
-
+/* Threshold requests (kind NARMAI_REQ_THRESH): born COMPLETE when the counter is already at
+ * the threshold; else ACTIVE on w->thresh_reqs, counted in w->nflush (the window is busy and
+ * cannot be freed) and w->nthresh (its counters cannot be changed), until the arrival that
+ * reaches the threshold completes them (narmai_counter_arrived). So Test/Wait find them
+ * complete from the state alone, as tag-matched requests, with no callback per poll.
+ * NARMA_Request_free withdraws a pending one (narmai_threshold_withdraw). */
 static int api_win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected,
                                      NARMA_Request *request)
 {
     int rc = local_idx(w, idx);
     if (rc) return rc;
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_THRESH, w);
     if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
-    r->state = NARMAI_REQ_ACTIVE;
     r->st_src = w->t.rank;
     r->st_tag = MPI_ANY_TAG;
-    r->target = idx;
-    r->upto = expected > 0 ? (uint64_t)expected : 0;
-    r->poll = threshold_poll;
-    w->nflush++;
-    w->nthresh++;
+    if ((MPI_Count)w->ctr[idx] >= expected) {
+        r->state = NARMAI_REQ_COMPLETE;
+    } else {
+        r->state = NARMAI_REQ_ACTIVE;
+        r->target = idx;
+        r->upto = (uint64_t)expected;
+        narmau_dlist_push_back(&w->thresh_reqs, &r->link);
+        w->nflush++;
+        w->nthresh++;
+    }
     *request = r;
     return NARMA_SUCCESS;
+}
+
+void narmai_threshold_withdraw(struct narmai_request *r)
+{
+    if (r->state == NARMAI_REQ_ACTIVE) threshold_unlink(r);
 }
 
 int NARMA_Win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected, NARMA_Request *request)

@@ -397,6 +397,8 @@ int NARMA_Request_free(NARMA_Request *request)
     struct narmai_request *r = *request;
     if (r->kind == NARMAI_REQ_NOTIFY) {
         narmai_notify_withdraw(r);
+    } else if (r->kind == NARMAI_REQ_THRESH) {
+        narmai_threshold_withdraw(r);
     } else if (r->kind == NARMAI_REQ_EPOCH && r->ctx != NULL) {
         /* The epoch still completes; nobody is told. */
         ((struct narmai_epoch *)r->ctx)->close_req = NULL;
@@ -412,7 +414,6 @@ int NARMA_Request_free(NARMA_Request *request)
         narmai_request_unticket(r); /* the access completes at the next flush, as MPI says */
     else if (r->poll != NULL && r->state != NARMAI_REQ_COMPLETE) {
         r->win->nflush--;
-        if (r->kind == NARMAI_REQ_RMA) r->win->nthresh--; /* a threshold request (counter.c) */
     }
     narmai_request_release(r);
     *request = NARMA_REQUEST_NULL;
