@@ -82,6 +82,7 @@ void narmai_counter_free(struct narmai_win *w)
     w->ctr = NULL;
     w->ctr_num = NULL;
     w->nctr = 0;
+    w->ctr_memo.n = 0; /* remembers no target now */
 }
 
 int narmai_counter_attr(struct narmai_win *w, int keyval, void *val)
@@ -217,6 +218,31 @@ static int check_idx(struct narmai_win *w, int target, int idx)
     return NARMA_SUCCESS;
 }
 
+/* May a counter-notified access to counter idx of target go out now (check_idx, then
+ * passive_ready)? The answer for the last target found ready is remembered in the window
+ * (w->ctr_memo) and holds while no synchronisation call opened or closed an epoch (w->clock
+ * unchanged: the epoch and its lock toward target are still those found ready) and no
+ * operation is recorded (w->nrecorded 0: none waits in that epoch); set_num_notify forgets
+ * it. A program that sends to one target in a long lock_all epoch so reads two words of the
+ * window and the memo, all in the window's object, instead of the counter counts, the lock
+ * epoch table, the epoch and its lock flags, four or five cache lines elsewhere: in the test
+ * machine's slow state (docs/notify-models.md, "Cost") those reads cost about 50 ns of each
+ * half round trip of the counter ping-pong (issue 12). */
+static inline int ctr_ready(struct narmai_win *w, int target, int idx)
+{
+    if (target == w->ctr_memo.target && w->clock == w->ctr_memo.clock && w->nrecorded == 0 &&
+        idx >= 0 && idx < w->ctr_memo.n)
+        return NARMA_SUCCESS;
+    int rc = check_idx(w, target, idx);
+    if (rc || (rc = passive_ready(w, target))) return rc;
+    if (w->nrecorded == 0) {
+        w->ctr_memo.target = target;
+        w->ctr_memo.n = w->ctr_num[target];
+        w->ctr_memo.clock = w->clock;
+    }
+    return NARMA_SUCCESS;
+}
+
 enum { CTR_PUT, CTR_GET, CTR_ACC, CTR_GACC };
 
 struct ctr_access {
@@ -266,7 +292,7 @@ CTR_INLINE int ctr_access(struct narmai_win *w, struct ctr_access *a)
         return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     if ((a->kind == CTR_ACC || a->kind == CTR_GACC) && (rc = narmai_acc_check(a->op, a->ttype)))
         return rc;
-    if ((rc = check_idx(w, a->target, a->idx)) || (rc = passive_ready(w, a->target))) return rc;
+    if ((rc = ctr_ready(w, a->target, a->idx))) return rc;
     if (a->kind == CTR_GACC) {
         /* Complete at the target before the notification goes out. */
         rc = narmat_acc(&w->t, a->oaddr, a->ocount, a->otype, a->raddr, a->rcount, a->rtype,

@@ -214,6 +214,12 @@ struct narmai_win {
     int *ctr_num; /* pending threshold requests count in nflush (the window is busy) */
     int nthresh;  /* of which threshold requests (NARMA_Win_set_num_notify refuses them) */
     narmau_dlist thresh_reqs; /* the pending threshold requests, in creation order */
+    /* The last target a counter-notified access found ready (counter.c, ctr_ready): its
+     * counter count, and the epoch clock and recorded operations then (none). */
+    struct {
+        int target, n;
+        uint64_t clock;
+    } ctr_memo;
 
     /* group translations of post and start (group.c) */
     struct narmai_group_entry gcache[NARMAI_GROUP_CACHE];
