@@ -66,6 +66,7 @@ enum scheme_id {
     S_NARMA_NOTIFY_DEFERRED,
     S_NARMA_NOTIFY_PERSISTENT,
     S_NARMA_NOTIFY_COUNTER,
+    S_NARMA_NOTIFY_COUNTER_POLL,
     S_RAW_SHM,
     S_COUNT
 };
@@ -85,6 +86,7 @@ static const struct pp_scheme *const schemes[S_COUNT] = {
     [S_NARMA_NOTIFY_DEFERRED] = &pp_narma_notify_deferred,
     [S_NARMA_NOTIFY_PERSISTENT] = &pp_narma_notify_persistent,
     [S_NARMA_NOTIFY_COUNTER] = &pp_narma_notify_counter,
+    [S_NARMA_NOTIFY_COUNTER_POLL] = &pp_narma_notify_counter_poll,
     [S_RAW_SHM] = &pp_raw_shm,
 };
 
@@ -106,6 +108,7 @@ static const struct {
     {S_NARMA_NOTIFY_PERSISTENT, S_RAW_SHM, "persistent/raw"},
     {S_NARMA_NOTIFY_PERSISTENT, S_NARMA_NOTIFY, "persistent/notify"},
     {S_NARMA_NOTIFY_COUNTER, S_NARMA_NOTIFY, "counter/notify"}, /* the two models */
+    {S_NARMA_NOTIFY_COUNTER_POLL, S_NARMA_NOTIFY, "counter_poll/notify"},
 };
 
 /* ---- options ----------------------------------------------------------- */

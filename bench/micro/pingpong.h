@@ -165,7 +165,8 @@ extern const struct pp_scheme pp_raw_shm;
 /* pp_narma.c: narma schemes. */
 extern const struct pp_scheme pp_narma_pscw, pp_narma_fence, pp_narma_lock, pp_narma_notify,
     pp_narma_notify_crowd, pp_narma_notify_create, pp_narma_notify_dynamic,
-    pp_narma_notify_deferred, pp_narma_notify_persistent, pp_narma_notify_counter;
+    pp_narma_notify_deferred, pp_narma_notify_persistent, pp_narma_notify_counter,
+    pp_narma_notify_counter_poll;
 
 /** Paper section V cost-model figures, in microseconds (NaN when not measured). */
 struct pp_costs {

@@ -873,3 +873,41 @@ const struct pp_scheme pp_narma_notify_counter = {
     .teardown = counter_teardown,
     .round = counter_round,
 };
+
+/* ---- narma_notify_counter_poll ------------------------------------------- */
+/* The draft's other way to wait: no request, the receiver polls
+ * NARMA_Win_get_notify_value until counter 0 reaches the rounds received so far. Kept apart
+ * from narma_notify_counter (the judged counter/notify ratio is the threshold request's). */
+static void counter_poll(struct narma_state *st)
+{
+    MPI_Count v, want = (MPI_Count)++st->seq;
+    do
+        NARMA_CHECK(NARMA_Win_get_notify_value(st->win, 0, &v));
+    while (v < want);
+}
+
+static void counter_poll_round(struct pp_inst *inst, size_t size)
+{
+    struct narma_state *st = inst->priv;
+    const struct pp_env *env = inst->env;
+    if (env->rank == PP_SERVER) {
+        counter_poll(st);
+        pp_consume(inst->rbuf, size);
+    }
+    NARMA_CHECK(NARMA_Put_notify_idx(inst->sbuf, (int)size, MPI_BYTE, env->peer,
+                                     st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
+                                     (int)size, MPI_BYTE, 0, st->win));
+    NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
+    if (env->rank == PP_CLIENT) {
+        counter_poll(st);
+        pp_consume(inst->rbuf, size);
+    }
+}
+
+const struct pp_scheme pp_narma_notify_counter_poll = {
+    .name = "narma_notify_counter_poll",
+    .what = "counter-indexed, polled: Put_notify_idx + Win_flush, Win_get_notify_value loop",
+    .setup = counter_setup,
+    .teardown = counter_teardown,
+    .round = counter_poll_round,
+};

@@ -751,8 +751,10 @@ NARMA_API int NARMA_Win_get_notify_value(NARMA_Win win, int notification_idx, MP
 NARMA_API int NARMA_Win_reset_notify_value(NARMA_Win win, int notification_idx,
                                            MPI_Count *old_value);
 /** A request that completes once this process's counter idx is >= expected (Test/Wait and
- *  friends; it does not change the counter). The window cannot be freed, nor its counters
- *  changed, while it is pending (NARMA_ERR_PENDING); NARMA_Request_free withdraws it. */
+ *  friends; it does not change the counter): at once when the counter is there already, else
+ *  when progress counts the increment that gets it there (a reset in between starts over from
+ *  0). The window cannot be freed, nor its counters changed, while it is pending
+ *  (NARMA_ERR_PENDING); NARMA_Request_free withdraws it. */
 NARMA_API int NARMA_Win_notify_ithreshold(NARMA_Win win, int notification_idx, MPI_Count expected,
                                           NARMA_Request *request);
 

@@ -42,13 +42,37 @@ static const MPI_Count ctr_value_ub = NARMAI_CTR_VALUE_UB;
 
 static inline int32_t ctr_tag(int idx) { return -1 - (int32_t)idx; }
 
+/* A pending threshold request off the window's list (reached or withdrawn): it no longer
+ * keeps the window busy. */
+static void threshold_unlink(struct narmai_request *r)
+{
+    narmau_dlist_remove(&r->link);
+    r->win->nflush--;
+    r->win->nthresh--;
+}
+
 void narmai_counter_arrived(struct narmai_win *w, int32_t tag)
 {
     int64_t idx = -1 - (int64_t)tag;
     /* An index past this process's counters can only come from an origin that checked
      * against an older NARMA_Win_set_num_notify (a program error the draft leaves
      * undefined): dropped. */
-    if (idx < w->nctr && w->ctr[idx] < (uint64_t)NARMAI_CTR_VALUE_UB) w->ctr[idx]++;
+    if (idx >= w->nctr || w->ctr[idx] >= (uint64_t)NARMAI_CTR_VALUE_UB) return;
+    uint64_t v = ++w->ctr[idx];
+    if (w->nthresh == 0) return;
+    /* Counters only grow here (reset and set_num_notify lower them or replace them, which
+     * completes nothing), so this is the one place a pending threshold can be reached. The
+     * walk is over the pending thresholds, like matching over the active tag-matched
+     * requests: a handful in the programs this model is for. */
+    narmau_dlist *pos, *tmp;
+    narmau_dlist_foreach_safe(pos, tmp, &w->thresh_reqs)
+    {
+        struct narmai_request *r = narmau_container_of(pos, struct narmai_request, link);
+        if (r->target == idx && v >= r->upto) {
+            threshold_unlink(r);
+            r->state = NARMAI_REQ_COMPLETE;
+        }
+    }
 }
 
 void narmai_counter_free(struct narmai_win *w)
@@ -58,6 +82,7 @@ void narmai_counter_free(struct narmai_win *w)
     w->ctr = NULL;
     w->ctr_num = NULL;
     w->nctr = 0;
+    w->ctr_memo.n = 0; /* remembers no target now */
 }
 
 int narmai_counter_attr(struct narmai_win *w, int keyval, void *val)
@@ -153,19 +178,11 @@ int NARMA_Win_get_num_notify(NARMA_Win w, int target, int *n)
     return narmai_win_ret(w, api_win_get_num_notify(w, target, n));
 }
 
-/* The passive-target epoch toward target (the draft allows no other), active with its lock
- * held and nothing recorded before us: waits (driving progress, yielding) for a lock still
- * being acquired, so the access is ordered after the program's earlier calls. */
-static int passive_ready(struct narmai_win *w, int target)
+/* Waits (driving progress, yielding) until e, the passive-target epoch toward target, is
+ * active with its lock held and nothing recorded before us. */
+static __attribute__((noinline, cold)) int passive_wait(struct narmai_win *w,
+                                                        struct narmai_epoch *e, int target)
 {
-    struct narmai_epoch *e = w->lock_ep[target];
-    if (e == NULL && w->cur_access != NULL && w->cur_access->type == NARMAI_EP_LOCK_ALL)
-        e = w->cur_access;
-    if (e == NULL)
-        return NARMAU_ERR(NARMA_ERR_RMA_SYNC,
-                          "counter notifications need a passive-target epoch (lock or "
-                          "lock_all) toward rank %d",
-                          target);
     narmau_waiter wt = {0};
     while (!narmai_epoch_target_ready(w, e, target) || !narmau_dlist_empty(&e->ops)) {
         if (e->failed)
@@ -177,12 +194,57 @@ static int passive_ready(struct narmai_win *w, int target)
     return NARMA_SUCCESS;
 }
 
+/* The passive-target epoch toward target (the draft allows no other), active with its lock
+ * held and nothing recorded before us, so the access is ordered after the program's earlier
+ * calls. The common case (a lock_all or lock epoch long since held, nothing recorded) is
+ * answered from the epoch's flags; only an epoch still being acquired goes to passive_wait
+ * (narmai_epoch_target_ready then also tries the lock). */
+static inline int passive_ready(struct narmai_win *w, int target)
+{
+    struct narmai_epoch *e = w->lock_ep[target];
+    if (e == NULL && w->cur_access != NULL && w->cur_access->type == NARMAI_EP_LOCK_ALL)
+        e = w->cur_access;
+    if (e == NULL)
+        return NARMAU_ERR(NARMA_ERR_RMA_SYNC,
+                          "counter notifications need a passive-target epoch (lock or "
+                          "lock_all) toward rank %d",
+                          target);
+    int held = e->type == NARMAI_EP_LOCK_ALL ? e->held_all[target] : e->held;
+    if (e->state == NARMAI_EP_ACTIVE && held && narmau_dlist_empty(&e->ops)) return NARMA_SUCCESS;
+    return passive_wait(w, e, target);
+}
+
 static int check_idx(struct narmai_win *w, int target, int idx)
 {
     int n = w->ctr_num ? w->ctr_num[target] : 0;
     if (idx < 0 || idx >= n)
         return NARMAU_ERR(NARMA_ERR_NOTIFY_IDX, "notification index %d: rank %d has %d counter(s)",
                           idx, target, n);
+    return NARMA_SUCCESS;
+}
+
+/* May a counter-notified access to counter idx of target go out now (check_idx, then
+ * passive_ready)? The answer for the last target found ready is remembered in the window
+ * (w->ctr_memo) and holds while no synchronisation call opened or closed an epoch (w->clock
+ * unchanged: the epoch and its lock toward target are still those found ready) and no
+ * operation is recorded (w->nrecorded 0: none waits in that epoch); set_num_notify forgets
+ * it. A program that sends to one target in a long lock_all epoch so reads two words of the
+ * window and the memo, all in the window's object, instead of the counter counts, the lock
+ * epoch table, the epoch and its lock flags, four or five cache lines elsewhere: in the test
+ * machine's slow state (docs/notify-models.md, "Cost") those reads cost about 50 ns of each
+ * half round trip of the counter ping-pong (issue 12). */
+static inline int ctr_ready(struct narmai_win *w, int target, int idx)
+{
+    if (target == w->ctr_memo.target && w->clock == w->ctr_memo.clock && w->nrecorded == 0 &&
+        idx >= 0 && idx < w->ctr_memo.n)
+        return NARMA_SUCCESS;
+    int rc = check_idx(w, target, idx);
+    if (rc || (rc = passive_ready(w, target))) return rc;
+    if (w->nrecorded == 0) {
+        w->ctr_memo.target = target;
+        w->ctr_memo.n = w->ctr_num[target];
+        w->ctr_memo.clock = w->clock;
+    }
     return NARMA_SUCCESS;
 }
 
@@ -198,7 +260,13 @@ struct ctr_access {
     MPI_Op op;
 };
 
-static int ctr_issue_once(struct narmai_win *w, const struct ctr_access *a)
+/* ctr_issue_once and ctr_access are inlined into each caller, which passes a constant kind:
+ * the kind tests fold away and the access is read from the caller's arguments, so a
+ * NARMA_Put_notify_idx costs what a NARMA_Put_notify does plus the index and epoch checks
+ * (issue 12: counter ping-pong within 1.1x of tag-matched). */
+#define CTR_INLINE static inline __attribute__((always_inline))
+
+CTR_INLINE int ctr_issue_once(struct narmai_win *w, const struct ctr_access *a)
 {
     int32_t tag = ctr_tag(a->idx);
     switch (a->kind) {
@@ -217,7 +285,7 @@ static int ctr_issue_once(struct narmai_win *w, const struct ctr_access *a)
     }
 }
 
-static int ctr_access(struct narmai_win *w, struct ctr_access *a)
+CTR_INLINE int ctr_access(struct narmai_win *w, struct ctr_access *a)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (a->target == MPI_PROC_NULL) return NARMA_SUCCESS;
@@ -229,7 +297,7 @@ static int ctr_access(struct narmai_win *w, struct ctr_access *a)
         return NARMAU_ERR(NARMA_ERR_OP, "MPI_NO_OP is only for get-accumulates");
     if ((a->kind == CTR_ACC || a->kind == CTR_GACC) && (rc = narmai_acc_check(a->op, a->ttype)))
         return rc;
-    if ((rc = check_idx(w, a->target, a->idx)) || (rc = passive_ready(w, a->target))) return rc;
+    if ((rc = ctr_ready(w, a->target, a->idx))) return rc;
     if (a->kind == CTR_GACC) {
         /* Complete at the target before the notification goes out. */
         rc = narmat_acc(&w->t, a->oaddr, a->ocount, a->otype, a->raddr, a->rcount, a->rtype,
@@ -248,8 +316,9 @@ static int ctr_access(struct narmai_win *w, struct ctr_access *a)
     return rc;
 }
 
-static int api_put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
-                              MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx, NARMA_Win w)
+CTR_INLINE int api_put_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,
+                                  MPI_Aint disp, int tcount, MPI_Datatype ttype, int idx,
+                                  NARMA_Win w)
 {
     struct ctr_access a = {.kind = CTR_PUT,
                            .oaddr = oaddr,
@@ -474,39 +543,39 @@ int NARMA_Win_reset_notify_value(NARMA_Win w, int idx, MPI_Count *old)
     return narmai_win_ret(w, api_win_reset_notify_value(w, idx, old));
 }
 
-/* Threshold requests: ACTIVE, counted in w->nflush (the window is busy and cannot be freed),
- * completed by their poll once the counter reaches the threshold. */
-static int threshold_poll(struct narmai_request *r)
-{
-    struct narmai_win *w = r->win;
-    int idx = r->target;
-    if (idx < w->nctr && w->ctr[idx] < r->upto) return 0;
-    if (idx >= w->nctr) /* the counters were changed under the request */
-        r->st_error = NARMAU_ERR(NARMA_ERR_NOTIFY_IDX, "counter %d went away", idx);
-    r->state = NARMAI_REQ_COMPLETE;
-    w->nflush--;
-    w->nthresh--;
-    return 1;
-}
-
+/* Threshold requests (kind NARMAI_REQ_THRESH): born COMPLETE when the counter is already at
+ * the threshold; else ACTIVE on w->thresh_reqs, counted in w->nflush (the window is busy and
+ * cannot be freed) and w->nthresh (its counters cannot be changed), until the arrival that
+ * reaches the threshold completes them (narmai_counter_arrived). So Test/Wait find them
+ * complete from the state alone, as tag-matched requests, with no callback per poll.
+ * NARMA_Request_free withdraws a pending one (narmai_threshold_withdraw). */
 static int api_win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected,
                                      NARMA_Request *request)
 {
     int rc = local_idx(w, idx);
     if (rc) return rc;
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_THRESH, w);
     if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
-    r->state = NARMAI_REQ_ACTIVE;
     r->st_src = w->t.rank;
     r->st_tag = MPI_ANY_TAG;
-    r->target = idx;
-    r->upto = expected > 0 ? (uint64_t)expected : 0;
-    r->poll = threshold_poll;
-    w->nflush++;
-    w->nthresh++;
+    if ((MPI_Count)w->ctr[idx] >= expected) {
+        r->state = NARMAI_REQ_COMPLETE;
+    } else {
+        r->state = NARMAI_REQ_ACTIVE;
+        r->target = idx;
+        r->upto = (uint64_t)expected;
+        narmau_dlist_push_back(&w->thresh_reqs, &r->link);
+        w->nflush++;
+        w->nthresh++;
+    }
     *request = r;
     return NARMA_SUCCESS;
+}
+
+void narmai_threshold_withdraw(struct narmai_request *r)
+{
+    if (r->state == NARMAI_REQ_ACTIVE) threshold_unlink(r);
 }
 
 int NARMA_Win_notify_ithreshold(NARMA_Win w, int idx, MPI_Count expected, NARMA_Request *request)

@@ -66,7 +66,13 @@ static inline int narmai_api_enter(void)
  * Non-persistent requests (Rput, Rget, ..., R*_notify) are created ACTIVE (or
  * already COMPLETE); Test/Wait that observes completion frees them and sets
  * the caller's handle to NARMA_REQUEST_NULL. */
-enum narmai_req_kind { NARMAI_REQ_NOTIFY = 1, NARMAI_REQ_RMA, NARMAI_REQ_EPOCH, NARMAI_REQ_PACC };
+enum narmai_req_kind {
+    NARMAI_REQ_NOTIFY = 1,
+    NARMAI_REQ_RMA,
+    NARMAI_REQ_EPOCH,
+    NARMAI_REQ_PACC,
+    NARMAI_REQ_THRESH /* NARMA_Win_notify_ithreshold (counter.c) */
+};
 enum narmai_req_state {
     NARMAI_REQ_INACTIVE = 1,
     NARMAI_REQ_ACTIVE,
@@ -96,8 +102,8 @@ struct narmai_request {
      * until it is issued. */
     void *ctx;
     int (*poll)(struct narmai_request *r); /* flush requests: completion test */
-    uint64_t upto;            /* flush requests: operations up to this sequence number */
-    int target;               /* flush requests: rank or -1 */
+    uint64_t upto;            /* flush: operations up to this sequence number; threshold: value */
+    int target;               /* flush: rank or -1; threshold requests: the counter's index */
     uint8_t local;            /* flush requests: local completion only */
     uint8_t ticketed;         /* on win->pull_reqs: completes with a transport ticket (upto) */
     struct narmai_pacc *pacc; /* persistent notified accesses: the access, checked at init */
@@ -164,8 +170,10 @@ void narmai_notify_withdraw(struct narmai_request *r);
 /* ---- counter-indexed notifications (counter.c) ----
  * A counter-notified access travels as a tag-matched one whose tag is negative: tag
  * -1 - idx names counter idx (narmat_ctr_tag). The arrival callback counts it instead of
- * matching it. */
+ * matching it, and completes the threshold requests the count reaches. */
 void narmai_counter_arrived(struct narmai_win *w, int32_t tag);
+/* NARMA_Request_free of a threshold request: a pending one leaves w->thresh_reqs. */
+void narmai_threshold_withdraw(struct narmai_request *r);
 void narmai_counter_free(struct narmai_win *w);
 int narmai_counter_attr(struct narmai_win *w, int keyval, void *val);
 
@@ -223,8 +231,15 @@ struct narmai_win {
      * every rank has (NULL until NARMA_Win_set_num_notify) */
     uint64_t *ctr;
     int nctr;
-    int *ctr_num; /* pending threshold requests count in nflush (they poll the window) */
+    int *ctr_num; /* pending threshold requests count in nflush (the window is busy) */
     int nthresh;  /* of which threshold requests (NARMA_Win_set_num_notify refuses them) */
+    narmau_dlist thresh_reqs; /* the pending threshold requests, in creation order */
+    /* The last target a counter-notified access found ready (counter.c, ctr_ready): its
+     * counter count, and the epoch clock and recorded operations then (none). */
+    struct {
+        int target, n;
+        uint64_t clock;
+    } ctr_memo;
 
     /* group translations of post and start (group.c) */
     struct narmai_group_entry gcache[NARMAI_GROUP_CACHE];

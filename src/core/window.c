@@ -94,6 +94,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     narmai_group_cache_init(w);
     narmau_dlist_init(&w->active_reqs);
     narmau_dlist_init(&w->pull_reqs);
+    narmau_dlist_init(&w->thresh_reqs);
     narmau_dlist_init(&w->epochs);
     narmai_uq_init(&w->uq);
     int mrc = MPI_Comm_dup(comm, &w->t.comm);
