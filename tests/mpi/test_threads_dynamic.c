@@ -20,7 +20,7 @@
 
 #define NA    3     /* accessor threads; thread NA churns */
 #define VALS  8     /* int64 per slot */
-#define CHURN 20000 /* attach/detach pairs at most */
+#define CHURN 5000 /* attach/detach pairs at most */
 
 static int rank, size;
 static long K;
