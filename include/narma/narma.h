@@ -28,7 +28,9 @@
  * Without MPI_THREAD_MULTIPLE the lock is off and costs one branch per call;
  * narma calls then follow MPI's rules for the level (one thread at a time).
  * The lock serialises narma's own work: threads gain concurrency with their
- * computation and with the network, not parallel speed inside narma.
+ * computation and with the network, not parallel speed inside narma. A window
+ * error handler runs holding it: it may call narma, but must not wait for
+ * another thread's narma call.
  *
  * Errors: every call returns NARMA_SUCCESS (0) or a positive error class of
  * enum narma_error; NARMA_Error_string() (or NARMA_Strerror()) describes it. When an MPI call

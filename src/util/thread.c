@@ -56,9 +56,14 @@ int narmau_api_enter_locked(void)
     return 1;
 }
 
+/* Leaving the outermost call: a thread blocked on the lock gets a chance at it before this one
+ * comes back for its next call (the mutex is not fair: a thread calling narma back to back
+ * would otherwise keep the others out). */
 void narmau_api_leave_locked(void)
 {
-    if (--narmau_lock_depth == 0) narmau_lock_release();
+    if (--narmau_lock_depth > 0) return;
+    narmau_lock_release();
+    if (__atomic_load_n(&narmau_lock_waiters, __ATOMIC_RELAXED) > 0) sched_yield();
 }
 
 unsigned narmau_unlock_begin_slow(void)

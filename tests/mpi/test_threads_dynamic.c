@@ -18,8 +18,8 @@
  */
 #include "threads.h"
 
-#define NA    3     /* accessor threads; thread NA churns */
-#define VALS  8     /* int64 per slot */
+#define NA    3    /* accessor threads; thread NA churns */
+#define VALS  8    /* int64 per slot */
 #define CHURN 5000 /* attach/detach pairs at most */
 
 static int rank, size;

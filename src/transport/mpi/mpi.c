@@ -802,8 +802,8 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             MPI_Fetch_and_op(&none, &v1, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
         NARMAU_MPI(MPI_Win_flush(target, t->ctl));
         c->subscribed = 1;
-        if (v1 & 1) { /* the owner is between its two version writes */
-            narmau_wait_step(&wt);
+        if (v1 & 1) {                   /* the owner is between its two version writes */
+            narmau_wait_step_keep(&wt); /* another thread must not refresh c meanwhile */
             continue;
         }
         NARMAU_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, hdr, 2, MPI_AINT, target, t->off_tab, 2,
@@ -833,7 +833,7 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             break;
         }
         c->n = 0; /* torn: never used */
-        narmau_wait_step(&wt);
+        narmau_wait_step_keep(&wt);
     }
     c->inval = inval;
     c->last = 0;
