@@ -380,10 +380,10 @@ static int get_envelope(MPI_Datatype t, envelope *e)
 #endif
 }
 
-static int is_named(MPI_Datatype t)
+int narmau_dtype_is_named(MPI_Datatype type)
 {
     envelope e;
-    return get_envelope(t, &e) == MPI_SUCCESS && e.comb == MPI_COMBINER_NAMED;
+    return get_envelope(type, &e) == MPI_SUCCESS && e.comb == MPI_COMBINER_NAMED;
 }
 
 /* The arguments of one constructor call as MPI_Type_get_contents(_c) returns them, in one of
@@ -677,7 +677,7 @@ out:
     /* Children are looked up before their handles are released: an MPI that
      * returned fresh objects would destroy them (and evict them) here. */
     for (MPI_Count i = 0; i < ngot; i++)
-        if (!is_named(types[i])) MPI_Type_free(&types[i]);
+        if (!narmau_dtype_is_named(types[i])) MPI_Type_free(&types[i]);
     free(ints);
     free(aints);
     free(counts);
