@@ -398,16 +398,19 @@ typedef struct {
     int large;
 } args;
 
+/* Without the _c calls no type has the large layout (and the compiler sees no read of c[]). */
+#define LARGE(x) (DTYPE_LARGE_CONTENTS && (x)->large)
+
 /* An argument the int layout holds in i[ii], the large one in c[ci]. */
 static MPI_Count arg_i(const args *x, MPI_Count ii, MPI_Count ci)
 {
-    return x->large ? x->c[ci] : x->i[ii];
+    return LARGE(x) ? x->c[ci] : x->i[ii];
 }
 
 /* An argument the int layout holds in a[ai] (an MPI_Aint), the large one in c[ci]. */
 static MPI_Count arg_a(const args *x, MPI_Count ai, MPI_Count ci)
 {
-    return x->large ? x->c[ci] : x->a[ai];
+    return LARGE(x) ? x->c[ci] : x->a[ai];
 }
 
 /* Bound on a layout's count, so that its array sizes (up to 3 * count + 2) are computed
@@ -419,7 +422,7 @@ static MPI_Count arg_a(const args *x, MPI_Count ai, MPI_Count ci)
  * than the standard's: the type is then traced. */
 static int layout_ok(const envelope *e, const args *x, MPI_Count *n)
 {
-    const int L = x->large;
+    const int L = LARGE(x);
     MPI_Count ni = 0, na = 0, nc = 0, nd = 1, k = 0;
     switch (e->comb) {
     case MPI_COMBINER_INDEXED:
@@ -533,7 +536,7 @@ static int flatten_subarray(const args *x, MPI_Count ndims, const narmau_dtype *
 {
     if (ndims < 1 || ndims > INT_MAX) return FLAT_UNSUPPORTED; /* MPI takes an int ndims >= 1 */
     if (c->size == 0) return 0;
-    const int nd = (int)ndims, order = x->large ? x->i[1] : x->i[1 + 3 * nd];
+    const int nd = (int)ndims, order = LARGE(x) ? x->i[1] : x->i[1 + 3 * nd];
     MPI_Aint *v = malloc((size_t)nd * 5 * sizeof(*v)), span;
     if (!v) return NARMA_ERR_NO_MEM;
     /* Index k counts dimensions from the fastest (0) to the slowest (nd - 1). */
