@@ -232,18 +232,14 @@ static void op_abandon(struct narmai_op *op, int rc)
 
 void narmai_type_release(MPI_Datatype *t)
 {
-    int ni, na, nd, comb;
     if (*t == MPI_DATATYPE_NULL) return;
-    MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb);
-    if (comb != MPI_COMBINER_NAMED) MPI_Type_free(t);
+    if (!narmau_dtype_is_named(*t)) MPI_Type_free(t);
 }
 
 int narmai_type_hold(MPI_Datatype *t)
 {
-    int ni, na, nd, comb;
     if (*t == MPI_DATATYPE_NULL) return MPI_SUCCESS;
-    MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb);
-    if (comb == MPI_COMBINER_NAMED) return MPI_SUCCESS;
+    if (narmau_dtype_is_named(*t)) return MPI_SUCCESS;
     /* The program may free its datatype once the call returns. */
     return MPI_Type_dup(*t, t);
 }

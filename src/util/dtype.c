@@ -2,14 +2,20 @@
  * Datatype flattening, caching and block-wise copies.
  *
  * Flattening walks the constructor tree with MPI_Type_get_envelope and
- * MPI_Type_get_contents. Each child is itself looked up through the cache, so
- * a nested type is flattened bottom-up once. A combiner we do not decode
+ * MPI_Type_get_contents, or their large-count forms (_c) on MPI-4 libraries:
+ * those answer for every type, where MPICH refuses the int forms for types
+ * made by the large-count constructors (MPI_Type_vector_c, ..., all of
+ * mpi4py 4's derived types); for the other types they report no large count
+ * and the int layout. Each child is itself looked up through the cache,
+ * so a nested type is flattened bottom-up once. A combiner we do not decode
  * (DARRAY, the deprecated *_INTEGER ones, anything newer) and named types
  * with holes (MPI_SHORT_INT, MPI_LONG_DOUBLE_INT, ...) are flattened by
  * "tracing": pack a buffer whose bytes hold their own offsets and read the
  * offsets back out of the packed stream, one byte of offset per pass. Only
  * when even that is too large do we keep no blocks (nblocks == -1) and copy
- * through MPI_Pack/MPI_Unpack.
+ * through MPI_Pack/MPI_Unpack. Offsets are computed with overflow checks: a
+ * type whose blocks lie beyond what MPI_Aint can address is refused
+ * (NARMA_ERR_TYPE), never wrapped.
  */
 #include "util/dtype.h"
 
@@ -28,23 +34,40 @@ _Static_assert(sizeof(MPI_Datatype) <= sizeof(uint64_t),
 /* Limits beyond which a type keeps no block list (nblocks == -1). */
 #define DTYPE_MAX_BLOCKS   (1 << 22)           /* 64 MiB of block records */
 #define DTYPE_TRACE_EXTENT ((MPI_Aint)1 << 26) /* bytes of scratch for tracing */
+/* Blocks offered to one list, merged or not: bounds the walk of a type whose pieces keep
+ * merging (the large-count constructors take counts far beyond an int). */
+#define DTYPE_MAX_ADDS ((MPI_Aint)1 << 28)
 
 /* flatten() results besides 0 and narma errors. */
 #define FLAT_UNSUPPORTED (-1)
+
+/* Decode with MPI-4's large-count calls where the MPI has them (MPICH 4 and 5; Open MPI 5 is
+ * MPI-3.1 and has neither them nor the _c constructors). */
+#if MPI_VERSION >= 4
+#define DTYPE_LARGE_CONTENTS 1
+#else
+#define DTYPE_LARGE_CONTENTS 0
+#endif
 
 /* ---- block lists ------------------------------------------------------ */
 
 typedef struct {
     narmau_block *b;
     int n, cap;
+    MPI_Aint adds; /* blocks offered so far */
 } blist;
 
-/* Append a block, merging it with the previous one when they touch. */
+/* Append a block, merging it with the previous one when they touch. A block
+ * that ends beyond MPI_Aint is refused. */
 static int blist_add(blist *l, MPI_Aint off, MPI_Aint len)
 {
+    MPI_Aint end;
     if (len <= 0) return 0;
-    if (l->n > 0 && l->b[l->n - 1].off + l->b[l->n - 1].len == off) {
-        l->b[l->n - 1].len += len;
+    if (++l->adds > DTYPE_MAX_ADDS) return FLAT_UNSUPPORTED;
+    if (__builtin_add_overflow(off, len, &end)) return NARMA_ERR_TYPE;
+    if (l->n > 0 && l->b[l->n - 1].off + l->b[l->n - 1].len == off) { /* its end was checked */
+        if (__builtin_sub_overflow(end, l->b[l->n - 1].off, &l->b[l->n - 1].len))
+            return NARMA_ERR_TYPE;
         return 0;
     }
     if (l->n == l->cap) {
@@ -64,12 +87,22 @@ static int blist_add(blist *l, MPI_Aint off, MPI_Aint len)
 /* Append reps consecutive instances of child c starting at disp. */
 static int blist_emit(blist *l, const narmau_dtype *c, MPI_Aint disp, MPI_Aint reps)
 {
+    MPI_Aint off, len;
     if (reps <= 0 || c->size == 0) return 0;
     if (c->nblocks < 0) return FLAT_UNSUPPORTED;
-    if (c->contiguous) return blist_add(l, disp + c->blocks[0].off, reps * c->size);
+    if (c->contiguous) {
+        if (__builtin_add_overflow(disp, c->blocks[0].off, &off) ||
+            __builtin_mul_overflow(reps, c->size, &len))
+            return NARMA_ERR_TYPE;
+        return blist_add(l, off, len);
+    }
+    /* Instance r starts at disp + r * extent. */
+    MPI_Aint at = disp;
     for (MPI_Aint r = 0; r < reps; r++) {
+        if (r > 0 && __builtin_add_overflow(at, c->extent, &at)) return NARMA_ERR_TYPE;
         for (int i = 0; i < c->nblocks; i++) {
-            int rc = blist_add(l, disp + r * c->extent + c->blocks[i].off, c->blocks[i].len);
+            if (__builtin_add_overflow(at, c->blocks[i].off, &off)) return NARMA_ERR_TYPE;
+            int rc = blist_add(l, off, c->blocks[i].len);
             if (rc) return rc;
         }
     }
@@ -322,121 +355,335 @@ static void vote_basic(narmau_dtype *d, int *voted, const narmau_dtype *c)
     }
 }
 
-static int is_named(MPI_Datatype t)
+/* ---- constructors ------------------------------------------------------- */
+
+/* How a type was made: its combiner and how many arguments of each kind it took (nc > 0 only
+ * for types made by MPI-4's large-count constructors). */
+typedef struct {
+    MPI_Count ni, na, nc, nd;
+    int comb;
+} envelope;
+
+/* Returns MPI's code. */
+static int get_envelope(MPI_Datatype t, envelope *e)
 {
-    int ni, na, nd, comb;
-    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-    return comb == MPI_COMBINER_NAMED;
+#if DTYPE_LARGE_CONTENTS
+    return MPI_Type_get_envelope_c(t, &e->ni, &e->na, &e->nc, &e->nd, &e->comb);
+#else
+    int ni = 0, na = 0, nd = 0;
+    int rc = MPI_Type_get_envelope(t, &ni, &na, &nd, &e->comb);
+    e->ni = ni;
+    e->na = na;
+    e->nc = 0;
+    e->nd = nd;
+    return rc;
+#endif
 }
 
-/* Row-major walk of a subarray: emit the fastest dimension's runs. */
-static int flatten_subarray(const int *ints, const narmau_dtype *c, blist *out)
+int narmau_dtype_is_named(MPI_Datatype type)
 {
-    int nd = ints[0];
-    const int *sizes = ints + 1, *subs = ints + 1 + nd, *starts = ints + 1 + 2 * nd;
-    int order = ints[1 + 3 * nd];
-    int fast = order == MPI_ORDER_C ? nd - 1 : 0;
-    MPI_Aint stride[nd > 0 ? nd : 1];
-    int idx[nd > 0 ? nd : 1];
-    MPI_Aint s = c->extent;
-    for (int k = 0; k < nd; k++) {
-        int dim = order == MPI_ORDER_C ? nd - 1 - k : k; /* fastest first */
-        stride[dim] = s;
-        s *= sizes[dim];
-        idx[dim] = 0;
-        if (subs[dim] <= 0) return 0;
+    envelope e;
+    return get_envelope(type, &e) == MPI_SUCCESS && e.comb == MPI_COMBINER_NAMED;
+}
+
+/* The arguments of one constructor call as MPI_Type_get_contents(_c) returns them, in one of
+ * the two layouts of the MPI standard's table (MPI-4.1, section 5.1.13): the int one, for types
+ * made by the int constructors, or the large-count one (nc > 0), which holds every count,
+ * blocklength, displacement and stride in c[] in the order the constructor takes them; a
+ * subarray's ndims and order stay in i[] (i[0], i[1]). */
+typedef struct {
+    const int *i;
+    const MPI_Aint *a;
+    const MPI_Count *c;
+    int large;
+} args;
+
+/* Without the _c calls no type has the large layout (and the compiler sees no read of c[]). */
+#define LARGE(x) (DTYPE_LARGE_CONTENTS && (x)->large)
+
+/* An argument the int layout holds in i[ii], the large one in c[ci]. */
+static MPI_Count arg_i(const args *x, MPI_Count ii, MPI_Count ci)
+{
+    return LARGE(x) ? x->c[ci] : x->i[ii];
+}
+
+/* An argument the int layout holds in a[ai] (an MPI_Aint), the large one in c[ci]. */
+static MPI_Count arg_a(const args *x, MPI_Count ai, MPI_Count ci)
+{
+    return LARGE(x) ? x->c[ci] : x->a[ai];
+}
+
+/* Bound on a layout's count, so that its array sizes (up to 3 * count + 2) are computed
+ * without overflow; MPI could not have stored more arguments anyway. */
+#define DTYPE_MAX_ARGS ((MPI_Count)1 << 48)
+
+/* Whether MPI returned every argument that the combiner's layout has us read; *n is its count
+ * (blocks, or a subarray's dimensions). 0 for combiners we do not decode and for layouts other
+ * than the standard's: the type is then traced. */
+static int layout_ok(const envelope *e, const args *x, MPI_Count *n)
+{
+    const int L = LARGE(x);
+    MPI_Count ni = 0, na = 0, nc = 0, nd = 1, k = 0;
+    switch (e->comb) {
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+    case MPI_COMBINER_STRUCT:
+        if ((L ? e->nc : e->ni) < 1) return 0;
+        k = arg_i(x, 0, 0);
+        break;
+    case MPI_COMBINER_SUBARRAY:
+        if (e->ni < 1) return 0;
+        k = x->i[0];
+        break;
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: /* lb and extent: MPI_Type_get_extent tells them */
+    case MPI_COMBINER_CONTIGUOUS:
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+        break;
+    default:
+        return 0;
+    }
+    if (k < 0 || k > DTYPE_MAX_ARGS) return 0;
+    switch (e->comb) {
+    case MPI_COMBINER_CONTIGUOUS: /* count */
+        ni = L ? 0 : 1;
+        nc = L ? 1 : 0;
+        break;
+    case MPI_COMBINER_VECTOR: /* count, blocklength, stride */
+        ni = L ? 0 : 3;
+        nc = L ? 3 : 0;
+        break;
+    case MPI_COMBINER_HVECTOR: /* the same; the int layout's stride in a[0] */
+        ni = L ? 0 : 2;
+        na = L ? 0 : 1;
+        nc = L ? 3 : 0;
+        break;
+    case MPI_COMBINER_INDEXED: /* count, k blocklengths, k displacements */
+        ni = L ? 0 : 1 + 2 * k;
+        nc = L ? 1 + 2 * k : 0;
+        break;
+    case MPI_COMBINER_HINDEXED: /* the same; the int layout's displacements in a[] */
+    case MPI_COMBINER_STRUCT:   /* and k types */
+        ni = L ? 0 : 1 + k;
+        na = L ? 0 : k;
+        nc = L ? 1 + 2 * k : 0;
+        nd = e->comb == MPI_COMBINER_STRUCT ? k : 1;
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK: /* count, blocklength, k displacements */
+        ni = L ? 0 : 2 + k;
+        nc = L ? 2 + k : 0;
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK: /* the same; the int layout's displacements in a[] */
+        ni = L ? 0 : 2;
+        na = L ? 0 : k;
+        nc = L ? 2 + k : 0;
+        break;
+    case MPI_COMBINER_SUBARRAY: /* ndims, k sizes, k subsizes, k starts, order */
+        ni = L ? 2 : 2 + 3 * k;
+        nc = L ? 3 * k : 0;
+        break;
+    default:
+        break;
+    }
+    *n = k;
+    return e->ni >= ni && e->na >= na && e->nc >= nc && e->nd >= nd;
+}
+
+/* v as an MPI_Aint (MPI_Count may be the wider type). */
+static int to_aint(MPI_Count v, MPI_Aint *out)
+{
+    *out = (MPI_Aint)v;
+    return (MPI_Count)*out == v;
+}
+
+/* reps instances of c at disp units of unit bytes (1, or the child's extent for displacements
+ * counted in elements). */
+static int emit_at(blist *l, const narmau_dtype *c, MPI_Count disp, MPI_Aint unit, MPI_Count reps)
+{
+    MPI_Aint d, r;
+    if (reps <= 0 || c->size == 0) return 0;
+    if (!to_aint(disp, &d) || !to_aint(reps, &r) || __builtin_mul_overflow(d, unit, &d))
+        return NARMA_ERR_TYPE;
+    return blist_emit(l, c, d, r);
+}
+
+/* count blocks of blocklen instances of c, block i at i * stride bytes (vector, hvector). */
+static int flatten_strided(const narmau_dtype *c, MPI_Count count, MPI_Count blocklen,
+                           MPI_Aint stride, blist *out)
+{
+    MPI_Aint n, bl, run;
+    if (count <= 0 || blocklen <= 0 || c->size == 0) return 0;
+    if (!to_aint(count, &n) || !to_aint(blocklen, &bl)) return NARMA_ERR_TYPE;
+    /* Blocks that abut make one block, without a walk over them. */
+    if (c->contiguous && !__builtin_mul_overflow(bl, c->size, &run) && (n == 1 || stride == run))
+        return __builtin_mul_overflow(n, bl, &run) ? NARMA_ERR_TYPE : blist_emit(out, c, 0, run);
+    for (MPI_Aint i = 0; i < n; i++) {
+        MPI_Aint disp;
+        if (__builtin_mul_overflow(i, stride, &disp)) return NARMA_ERR_TYPE;
+        int rc = blist_emit(out, c, disp, bl);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* A subarray of nd dimensions: its runs along the fastest dimension, row by row in memory
+ * order. Where the child is contiguous, a run that fills its dimension joins the rows of the
+ * next slower one into one run (a whole array is one block, without a walk). */
+static int flatten_subarray(const args *x, MPI_Count ndims, const narmau_dtype *c, blist *out)
+{
+    if (ndims < 1 || ndims > INT_MAX) return FLAT_UNSUPPORTED; /* MPI takes an int ndims >= 1 */
+    if (c->size == 0) return 0;
+    const int nd = (int)ndims, order = LARGE(x) ? x->i[1] : x->i[1 + 3 * nd];
+    MPI_Aint *v = malloc((size_t)nd * 5 * sizeof(*v)), span;
+    if (!v) return NARMA_ERR_NO_MEM;
+    /* Index k counts dimensions from the fastest (0) to the slowest (nd - 1). */
+    MPI_Aint *sz = v, *sub = v + nd, *st = v + 2 * nd, *stride = v + 3 * nd, *idx = v + 4 * nd;
+    int rc = 0, empty = 0;
+    for (int k = 0; k < nd && !rc; k++) {
+        const MPI_Count dim = order == MPI_ORDER_C ? nd - 1 - k : k;
+        idx[k] = 0;
+        stride[k] = c->extent;
+        if (!to_aint(arg_i(x, 1 + dim, dim), &sz[k]) ||
+            !to_aint(arg_i(x, 1 + nd + dim, nd + dim), &sub[k]) ||
+            !to_aint(arg_i(x, 1 + 2 * (MPI_Count)nd + dim, 2 * (MPI_Count)nd + dim), &st[k]) ||
+            (k > 0 && __builtin_mul_overflow(stride[k - 1], sz[k - 1], &stride[k])))
+            rc = NARMA_ERR_TYPE;
+        empty |= sub[k] <= 0;
+    }
+    /* The whole array's extent must be addressable too. */
+    if (!rc && __builtin_mul_overflow(stride[nd - 1], sz[nd - 1], &span)) rc = NARMA_ERR_TYPE;
+    if (rc || empty) goto out;
+    int f = 0; /* the dimension runs go along, after joining the full ones below it */
+    MPI_Aint run = sub[0];
+    while (c->contiguous && f + 1 < nd && sub[f] == sz[f]) {
+        f++;
+        if (__builtin_mul_overflow(sub[f], stride[f] / c->extent, &run)) {
+            rc = NARMA_ERR_TYPE;
+            goto out;
+        }
     }
     for (;;) {
-        MPI_Aint disp = 0;
-        for (int dim = 0; dim < nd; dim++)
-            disp += (MPI_Aint)(starts[dim] + (dim == fast ? 0 : idx[dim])) * stride[dim];
-        int rc = blist_emit(out, c, disp, subs[fast]);
-        if (rc) return rc;
-        /* next row: increment the slower dimensions, fastest of them first */
+        MPI_Aint disp = 0, at;
+        for (int k = 0; k < nd && !rc; k++)
+            if (__builtin_add_overflow(st[k], idx[k], &at) ||
+                __builtin_mul_overflow(at, stride[k], &at) ||
+                __builtin_add_overflow(disp, at, &disp))
+                rc = NARMA_ERR_TYPE;
+        if (!rc) rc = blist_emit(out, c, disp, run);
+        if (rc) break;
+        /* next row: increment the dimensions slower than f, the fastest of them first */
         int k;
-        for (k = 1; k < nd; k++) {
-            int dim = order == MPI_ORDER_C ? nd - 1 - k : k;
-            if (++idx[dim] < subs[dim]) break;
-            idx[dim] = 0;
+        for (k = f + 1; k < nd; k++) {
+            if (++idx[k] < sub[k]) break;
+            idx[k] = 0;
         }
-        if (k >= nd) return 0;
+        if (k >= nd) break;
     }
+out:
+    free(v);
+    return rc;
+}
+
+/* n zeroed elements of sz bytes, one more so that none is empty; NULL if n < 0 or too many. */
+static void *alloc_n(MPI_Count n, size_t sz)
+{
+    if (n < 0 || (uint64_t)n >= SIZE_MAX / sz) return NULL;
+    return calloc((size_t)n + 1, sz);
 }
 
 /* Fill d->basic and the block list of a derived type from its constructor. */
 static int flatten_derived(MPI_Datatype type, narmau_dtype *d, blist *out)
 {
-    int ni, na, nd, comb, rc = 0, voted = 0;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &comb) != MPI_SUCCESS) return NARMA_ERR_MPI;
-    int *ints = malloc((size_t)(ni + 1) * sizeof(*ints));
-    MPI_Aint *aints = malloc((size_t)(na + 1) * sizeof(*aints));
-    MPI_Datatype *types = malloc((size_t)(nd + 1) * sizeof(*types));
-    const narmau_dtype **kids = calloc((size_t)nd + 1, sizeof(*kids));
-    int ngot = 0;
-    if (!ints || !aints || !types || !kids) {
+    envelope e;
+    int rc = 0, voted = 0;
+    MPI_Count ngot = 0, n = 0;
+    if (get_envelope(type, &e) != MPI_SUCCESS) return NARMA_ERR_MPI;
+    int *ints = alloc_n(e.ni, sizeof(*ints));
+    MPI_Aint *aints = alloc_n(e.na, sizeof(*aints));
+    MPI_Count *counts = alloc_n(e.nc, sizeof(*counts));
+    MPI_Datatype *types = alloc_n(e.nd, sizeof(*types));
+    const narmau_dtype **kids = alloc_n(e.nd, sizeof(*kids));
+    if (!ints || !aints || !counts || !types || !kids) {
         rc = NARMA_ERR_NO_MEM;
         goto out;
     }
-    if (MPI_Type_get_contents(type, ni, na, nd, ints, aints, types) != MPI_SUCCESS) {
+#if DTYPE_LARGE_CONTENTS
+    rc = MPI_Type_get_contents_c(type, e.ni, e.na, e.nc, e.nd, ints, aints, counts, types);
+#else
+    rc = MPI_Type_get_contents(type, (int)e.ni, (int)e.na, (int)e.nd, ints, aints, types);
+#endif
+    if (rc != MPI_SUCCESS) {
         rc = NARMA_ERR_MPI;
         goto out;
     }
-    ngot = nd;
-    for (int i = 0; i < nd; i++) {
+    ngot = e.nd;
+    for (MPI_Count i = 0; i < e.nd; i++) {
         if ((rc = lookup(types[i], 0, &kids[i]))) goto out;
         vote_basic(d, &voted, kids[i]);
     }
+    const args x = {ints, aints, counts, e.nc > 0};
     const narmau_dtype *c = kids[0];
-    switch (comb) {
+    if (!layout_ok(&e, &x, &n)) { /* DARRAY and anything else */
+        rc = flatten_by_tracing(type, d, out);
+        goto out;
+    }
+    switch (e.comb) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:
         rc = blist_emit(out, c, 0, 1);
         break;
     case MPI_COMBINER_CONTIGUOUS:
-        rc = blist_emit(out, c, 0, ints[0]);
+        rc = emit_at(out, c, 0, 1, arg_i(&x, 0, 0));
         break;
-    case MPI_COMBINER_VECTOR:
-        for (int i = 0; i < ints[0] && !rc; i++)
-            rc = blist_emit(out, c, (MPI_Aint)i * ints[2] * c->extent, ints[1]);
+    case MPI_COMBINER_VECTOR: /* stride in elements */
+    case MPI_COMBINER_HVECTOR: {
+        const MPI_Count count = arg_i(&x, 0, 0),
+                        stride = e.comb == MPI_COMBINER_VECTOR ? arg_i(&x, 2, 2) : arg_a(&x, 0, 2);
+        MPI_Aint bytes = 0; /* one block: no stride */
+        int bad = count > 1 && !to_aint(stride, &bytes);
+        if (!bad && count > 1 && e.comb == MPI_COMBINER_VECTOR)
+            bad = __builtin_mul_overflow(bytes, c->extent, &bytes);
+        rc = bad ? NARMA_ERR_TYPE : flatten_strided(c, count, arg_i(&x, 1, 1), bytes, out);
         break;
-    case MPI_COMBINER_HVECTOR:
-        for (int i = 0; i < ints[0] && !rc; i++)
-            rc = blist_emit(out, c, (MPI_Aint)i * aints[0], ints[1]);
-        break;
-    case MPI_COMBINER_INDEXED:
-        for (int i = 0; i < ints[0] && !rc; i++)
-            rc = blist_emit(out, c, (MPI_Aint)ints[1 + ints[0] + i] * c->extent, ints[1 + i]);
-        break;
+    }
+    case MPI_COMBINER_INDEXED: /* displacements in elements */
     case MPI_COMBINER_HINDEXED:
-        for (int i = 0; i < ints[0] && !rc; i++)
-            rc = blist_emit(out, c, aints[i], ints[1 + i]);
-        break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-        for (int i = 0; i < ints[0] && !rc; i++)
-            rc = blist_emit(out, c, (MPI_Aint)ints[2 + i] * c->extent, ints[1]);
-        break;
-    case MPI_COMBINER_HINDEXED_BLOCK:
-        for (int i = 0; i < ints[0] && !rc; i++)
-            rc = blist_emit(out, c, aints[i], ints[1]);
-        break;
     case MPI_COMBINER_STRUCT:
-        for (int i = 0; i < ints[0] && !rc; i++)
-            rc = blist_emit(out, kids[i], aints[i], ints[1 + i]);
+        for (MPI_Count k = 0; k < n && !rc; k++) {
+            const narmau_dtype *kid = e.comb == MPI_COMBINER_STRUCT ? kids[k] : c;
+            if (e.comb == MPI_COMBINER_INDEXED)
+                rc = emit_at(out, kid, arg_i(&x, 1 + n + k, 1 + n + k), kid->extent,
+                             arg_i(&x, 1 + k, 1 + k));
+            else
+                rc = emit_at(out, kid, arg_a(&x, k, 1 + n + k), 1, arg_i(&x, 1 + k, 1 + k));
+        }
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK: /* displacements in elements */
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        for (MPI_Count k = 0; k < n && !rc; k++) {
+            if (e.comb == MPI_COMBINER_INDEXED_BLOCK)
+                rc = emit_at(out, c, arg_i(&x, 2 + k, 2 + k), c->extent, arg_i(&x, 1, 1));
+            else
+                rc = emit_at(out, c, arg_a(&x, k, 2 + k), 1, arg_i(&x, 1, 1));
+        }
         break;
     case MPI_COMBINER_SUBARRAY:
-        rc = flatten_subarray(ints, c, out);
+        rc = flatten_subarray(&x, n, c, out);
         break;
-    default: /* DARRAY and anything else */
-        rc = flatten_by_tracing(type, d, out);
+    default:
         break;
     }
 out:
     /* Children are looked up before their handles are released: an MPI that
      * returned fresh objects would destroy them (and evict them) here. */
-    for (int i = 0; i < ngot; i++)
-        if (!is_named(types[i])) MPI_Type_free(&types[i]);
+    for (MPI_Count i = 0; i < ngot; i++)
+        if (!narmau_dtype_is_named(types[i])) MPI_Type_free(&types[i]);
     free(ints);
     free(aints);
+    free(counts);
     free(types);
     free(kids);
     return rc;
@@ -445,21 +692,21 @@ out:
 /* Describe a type not in the cache. */
 static int describe(MPI_Datatype type, narmau_dtype *d)
 {
-    int ni, na, nd, comb, rc;
+    envelope e;
+    int rc;
     MPI_Count size;
-    blist l = {NULL, 0, 0};
+    blist l = {NULL, 0, 0, 0};
 
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &comb) != MPI_SUCCESS ||
-        MPI_Type_size_x(type, &size) != MPI_SUCCESS ||
+    if (get_envelope(type, &e) != MPI_SUCCESS || MPI_Type_size_x(type, &size) != MPI_SUCCESS ||
         MPI_Type_get_extent(type, &d->lb, &d->extent) != MPI_SUCCESS ||
         MPI_Type_get_true_extent(type, &d->true_lb, &d->true_extent) != MPI_SUCCESS)
         return NARMA_ERR_MPI;
-    d->size = (MPI_Aint)size;
+    if (size < 0 || !to_aint(size, &d->size)) return NARMA_ERR_TYPE; /* MPI_UNDEFINED: too big */
     d->basic = MPI_DATATYPE_NULL;
     d->basic_size = 0;
 
-    int leaf = comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
-               comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER;
+    int leaf = e.comb == MPI_COMBINER_NAMED || e.comb == MPI_COMBINER_F90_REAL ||
+               e.comb == MPI_COMBINER_F90_COMPLEX || e.comb == MPI_COMBINER_F90_INTEGER;
     if (leaf) {
         d->basic = type;
         d->basic_size = (int)d->size;
@@ -514,9 +761,10 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
         return 0;
     }
     if (type == MPI_DATATYPE_NULL) return NARMA_ERR_TYPE;
-    int rc, ni, na, nd, comb;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &comb) != MPI_SUCCESS) return NARMA_ERR_TYPE;
-    int derived = comb != MPI_COMBINER_NAMED;
+    int rc;
+    envelope env;
+    if (get_envelope(type, &env) != MPI_SUCCESS) return NARMA_ERR_TYPE;
+    int derived = env.comb != MPI_COMBINER_NAMED;
     if (derived && check_commit && (rc = check_committed(type))) return rc;
     e = calloc(1, sizeof(*e));
     if (!e) return NARMA_ERR_NO_MEM;

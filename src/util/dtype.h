@@ -79,6 +79,11 @@ static inline int narmau_dtype_get(MPI_Datatype type, const narmau_dtype **out)
     return narmau_dtype_get_slow(type, out);
 }
 
+/* Whether a type is predefined (MPI_COMBINER_NAMED); 0 when MPI cannot tell. Asks
+ * MPI_Type_get_envelope_c on MPI-4 libraries: MPICH refuses the int form for types made by the
+ * large-count constructors (MPI_Type_vector_c, ...) and aborts under MPI_ERRORS_ARE_FATAL. */
+int narmau_dtype_is_named(MPI_Datatype type);
+
 /* Drop a cached type (NARMA_Type_free calls it before MPI_Type_free; also
  * done automatically when MPI destroys the type). Unknown types are ignored. */
 void narmau_dtype_forget(MPI_Datatype type);
