@@ -64,6 +64,7 @@ const char *NARMA_Win_get_transport(NARMA_Win win);
 const char *NARMA_Win_get_target_transport(NARMA_Win win, int rank);
 int NARMA_Init(int *argc, char ***argv);
 int NARMA_Finalize(void);
+int NARMA_Query_thread(int *provided);
 int npy_alloc_mem(intptr_t size, uintptr_t info, void **base);
 int NARMA_Free_mem(void *base);
 /* handle: the address of an mpi4py Datatype's handle (MPI._addressof), set to NULL there. */
@@ -169,6 +170,10 @@ int npy_win_set_num_notify(NARMA_Win win, uintptr_t info, int n);
 int NARMA_Win_get_num_notify(NARMA_Win win, int target_rank, int *n);
 int NARMA_Win_get_notify_value(NARMA_Win win, int notification_idx, MPI_Count *value);
 int NARMA_Win_reset_notify_value(NARMA_Win win, int notification_idx, MPI_Count *old_value);
+/* NARMA_Win_get_notify_value (reset 0) or NARMA_Win_reset_notify_value (reset 1), the value
+ * returned: a counter is never negative, so a failure comes back as minus the error class. No
+ * output cell: Python threads reading one window's counters at once share none. */
+MPI_Count npy_notify_value(NARMA_Win win, int notification_idx, int reset);
 int NARMA_Win_notify_ithreshold(NARMA_Win win, int notification_idx, MPI_Count expected,
                                 NARMA_Request *request);
 
@@ -566,6 +571,14 @@ static int npy_compare_and_swap(uintptr_t o, uintptr_t c, uintptr_t r, uintptr_t
 static int npy_win_set_num_notify(NARMA_Win win, uintptr_t info, int n)
 {
     return NARMA_Win_set_num_notify(win, H(MPI_Info, info), n);
+}
+
+static MPI_Count npy_notify_value(NARMA_Win win, int notification_idx, int reset)
+{
+    MPI_Count v = 0;
+    int rc = reset ? NARMA_Win_reset_notify_value(win, notification_idx, &v)
+                   : NARMA_Win_get_notify_value(win, notification_idx, &v);
+    return rc ? -(MPI_Count)rc : v;
 }
 
 static int npy_test(NARMA_Request *request, int *flag, int *status)
