@@ -2,7 +2,8 @@
 
 The extension is compiled with the MPI compiler wrapper against narma's headers and linked to
 libnarma and libnarma_halo. Where they are is found, in order, from
-  NARMA_BUILD_DIR   a CMake build directory of narma (headers from the source tree beside it),
+  NARMA_BUILD_DIR   a CMake build directory of narma (headers from the source tree beside it;
+                    the compiler, unless CC or MPICC says, its MPI_C_COMPILER),
   NARMA_PREFIX      an install prefix (include/, lib/ or lib64/),
   pkg-config narma  (PKG_CONFIG_PATH pointing at an installed narma.pc).
 The library directory is put in the extension's RUNPATH, so no LD_LIBRARY_PATH is needed.
@@ -810,12 +811,14 @@ static int npy_noop_args(void *a, int b, intptr_t c, int d, intptr_t e, int f, i
 """
 
 def _locate():
-    """(include_dirs, library_dirs) of narma, from the environment (see the file comment)."""
+    """(include_dirs, library_dirs, MPI compiler or None) of narma, from the environment (see
+    the file comment)."""
     build = os.environ.get("NARMA_BUILD_DIR")
     if build:
         build = os.path.abspath(build)
         inc = [os.path.join(SRC_ROOT, "include"), os.path.join(build, "include")]
         src = build
+        mpicc = None
         cache = os.path.join(build, "CMakeCache.txt")
         if os.path.exists(cache):
             with open(cache) as f:
@@ -823,13 +826,16 @@ def _locate():
                     if line.startswith("narma_SOURCE_DIR:STATIC="):
                         src = line.split("=", 1)[1].strip()
                         inc[0] = os.path.join(src, "include")
+                    elif line.startswith("MPI_C_COMPILER:"):
+                        v = line.split("=", 1)[1].strip()
+                        mpicc = v if v and not v.endswith("NOTFOUND") else None
         libs = [os.path.join(build, "src"), os.path.join(build, "src", "halo")]
-        return inc, libs
+        return inc, libs, mpicc
     prefix = os.environ.get("NARMA_PREFIX")
     if prefix:
         libs = [d for d in (os.path.join(prefix, "lib"), os.path.join(prefix, "lib64"))
                 if os.path.isdir(d)]
-        return [os.path.join(prefix, "include")], libs
+        return [os.path.join(prefix, "include")], libs, None
     try:
         cflags = subprocess.check_output(["pkg-config", "--cflags-only-I", "narma"], text=True)
         ldirs = subprocess.check_output(["pkg-config", "--libs-only-L", "narma"], text=True)
@@ -839,15 +845,16 @@ def _locate():
             "(an install prefix) or PKG_CONFIG_PATH (to narma.pc)")
     inc = [f[2:] for f in shlex.split(cflags) if f.startswith("-I")]
     libs = [f[2:] for f in shlex.split(ldirs) if f.startswith("-L")]
-    return inc, libs
+    return inc, libs, None
 
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
-_inc, _libs = _locate()
+_inc, _libs, _mpicc = _locate()
 if not os.environ.get("CC"):
-    # narma.h includes mpi.h: compile and link with the MPI wrapper of the MPI narma was built with.
-    os.environ["CC"] = os.environ.get("MPICC", "mpicc")
+    # narma.h includes mpi.h: compile and link with the MPI wrapper of the MPI narma was built with
+    # (a build tree knows it; otherwise the first mpicc on PATH).
+    os.environ["CC"] = os.environ.get("MPICC") or _mpicc or "mpicc"
 ffibuilder.set_source(
     "narma._narma",
     SOURCE,
