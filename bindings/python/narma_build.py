@@ -2,7 +2,8 @@
 
 The extension is compiled with the MPI compiler wrapper against narma's headers and linked to
 libnarma and libnarma_halo. Where they are is found, in order, from
-  NARMA_BUILD_DIR   a CMake build directory of narma (headers from the source tree beside it),
+  NARMA_BUILD_DIR   a CMake build directory of narma (headers from the source tree beside it;
+                    the compiler, unless CC or MPICC says, its MPI_C_COMPILER),
   NARMA_PREFIX      an install prefix (include/, lib/ or lib64/),
   pkg-config narma  (PKG_CONFIG_PATH pointing at an installed narma.pc).
 The library directory is put in the extension's RUNPATH, so no LD_LIBRARY_PATH is needed.
@@ -64,6 +65,7 @@ const char *NARMA_Win_get_transport(NARMA_Win win);
 const char *NARMA_Win_get_target_transport(NARMA_Win win, int rank);
 int NARMA_Init(int *argc, char ***argv);
 int NARMA_Finalize(void);
+int NARMA_Query_thread(int *provided);
 int npy_alloc_mem(intptr_t size, uintptr_t info, void **base);
 int NARMA_Free_mem(void *base);
 /* handle: the address of an mpi4py Datatype's handle (MPI._addressof), set to NULL there. */
@@ -169,6 +171,10 @@ int npy_win_set_num_notify(NARMA_Win win, uintptr_t info, int n);
 int NARMA_Win_get_num_notify(NARMA_Win win, int target_rank, int *n);
 int NARMA_Win_get_notify_value(NARMA_Win win, int notification_idx, MPI_Count *value);
 int NARMA_Win_reset_notify_value(NARMA_Win win, int notification_idx, MPI_Count *old_value);
+/* NARMA_Win_get_notify_value (reset 0) or NARMA_Win_reset_notify_value (reset 1), the value
+ * returned: a counter is never negative, so a failure comes back as minus the error class. No
+ * output cell: Python threads reading one window's counters at once share none. */
+MPI_Count npy_notify_value(NARMA_Win win, int notification_idx, int reset);
 int NARMA_Win_notify_ithreshold(NARMA_Win win, int notification_idx, MPI_Count expected,
                                 NARMA_Request *request);
 
@@ -568,6 +574,14 @@ static int npy_win_set_num_notify(NARMA_Win win, uintptr_t info, int n)
     return NARMA_Win_set_num_notify(win, H(MPI_Info, info), n);
 }
 
+static MPI_Count npy_notify_value(NARMA_Win win, int notification_idx, int reset)
+{
+    MPI_Count v = 0;
+    int rc = reset ? NARMA_Win_reset_notify_value(win, notification_idx, &v)
+                   : NARMA_Win_get_notify_value(win, notification_idx, &v);
+    return rc ? -(MPI_Count)rc : v;
+}
+
 static int npy_test(NARMA_Request *request, int *flag, int *status)
 {
     MPI_Status s;
@@ -797,12 +811,14 @@ static int npy_noop_args(void *a, int b, intptr_t c, int d, intptr_t e, int f, i
 """
 
 def _locate():
-    """(include_dirs, library_dirs) of narma, from the environment (see the file comment)."""
+    """(include_dirs, library_dirs, MPI compiler or None) of narma, from the environment (see
+    the file comment)."""
     build = os.environ.get("NARMA_BUILD_DIR")
     if build:
         build = os.path.abspath(build)
         inc = [os.path.join(SRC_ROOT, "include"), os.path.join(build, "include")]
         src = build
+        mpicc = None
         cache = os.path.join(build, "CMakeCache.txt")
         if os.path.exists(cache):
             with open(cache) as f:
@@ -810,13 +826,16 @@ def _locate():
                     if line.startswith("narma_SOURCE_DIR:STATIC="):
                         src = line.split("=", 1)[1].strip()
                         inc[0] = os.path.join(src, "include")
+                    elif line.startswith("MPI_C_COMPILER:"):
+                        v = line.split("=", 1)[1].strip()
+                        mpicc = v if v and not v.endswith("NOTFOUND") else None
         libs = [os.path.join(build, "src"), os.path.join(build, "src", "halo")]
-        return inc, libs
+        return inc, libs, mpicc
     prefix = os.environ.get("NARMA_PREFIX")
     if prefix:
         libs = [d for d in (os.path.join(prefix, "lib"), os.path.join(prefix, "lib64"))
                 if os.path.isdir(d)]
-        return [os.path.join(prefix, "include")], libs
+        return [os.path.join(prefix, "include")], libs, None
     try:
         cflags = subprocess.check_output(["pkg-config", "--cflags-only-I", "narma"], text=True)
         ldirs = subprocess.check_output(["pkg-config", "--libs-only-L", "narma"], text=True)
@@ -826,15 +845,16 @@ def _locate():
             "(an install prefix) or PKG_CONFIG_PATH (to narma.pc)")
     inc = [f[2:] for f in shlex.split(cflags) if f.startswith("-I")]
     libs = [f[2:] for f in shlex.split(ldirs) if f.startswith("-L")]
-    return inc, libs
+    return inc, libs, None
 
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
-_inc, _libs = _locate()
+_inc, _libs, _mpicc = _locate()
 if not os.environ.get("CC"):
-    # narma.h includes mpi.h: compile and link with the MPI wrapper of the MPI narma was built with.
-    os.environ["CC"] = os.environ.get("MPICC", "mpicc")
+    # narma.h includes mpi.h: compile and link with the MPI wrapper of the MPI narma was built with
+    # (a build tree knows it; otherwise the first mpicc on PATH).
+    os.environ["CC"] = os.environ.get("MPICC") or _mpicc or "mpicc"
 ffibuilder.set_source(
     "narma._narma",
     SOURCE,

@@ -28,8 +28,10 @@ chunks, so that some run without being preempted on a busy machine: preemption o
 then the median over repetitions.
 
 mpi4py initialises MPI with MPI_THREAD_MULTIPLE unless told otherwise; this script asks for
---thread-level (default funneled, what narma needs and what the C benchmark's MPI_Init gives),
-because MPICH's one-sided calls (narma's mpi transport) are several times slower under MULTIPLE.
+--thread-level (default funneled, all a one-thread program needs and what the C benchmark's
+MPI_Init gives), because under MULTIPLE narma takes its process lock in every call and MPICH's
+one-sided calls (narma's mpi transport) are several times slower. The header says the level
+narma gives (narma.Query_thread).
 """
 import argparse
 import statistics
@@ -173,7 +175,8 @@ def main():
     print("# MPI library     : %s" % MPI.Get_library_version().splitlines()[0].strip())
     print("# mpi4py %s, NumPy %s, Python %s, narma %s" % (
         mpi4py.__version__, np.__version__, sys.version.split()[0], narma.Get_version()))
-    print("# thread level    : %s (asked %s)" % (provided.get(MPI.Query_thread()), a.thread_level))
+    print("# thread level    : %s (asked %s; narma: %s)" % (
+        provided.get(MPI.Query_thread()), a.thread_level, provided.get(narma.Query_thread())))
     print("# narma transport : %s" % transport)
     print("# %d B; %d reps x %d rounds per block (samples of %d rounds, median per block)"
           % (size, a.reps, nsamples * BATCH, BATCH))

@@ -18,11 +18,38 @@ Buffers are NumPy arrays (or any object with the buffer protocol), ``[buf, datat
 displacement, or ``(disp, count, datatype)``. Counts are Python ints: beyond an int the call goes
 to narma's MPI_Count (``_c``) form. Every error raises :class:`narma.Error`, whose
 ``error_class`` is narma's error class (``narma.ERR_ARG`` ...); a window's error handler
-(``Win.Create_errhandler``) runs first. Blocking waits release the GIL. Thread safety is
-narma's (MPI_THREAD_FUNNELED): one thread at a time calls narma. mpi4py asks MPI for
-MPI_THREAD_MULTIPLE unless told otherwise, which makes MPICH's one-sided calls (narma's ``mpi``
-transport) several times slower: set ``mpi4py.rc.thread_level = "funneled"`` before importing
-``mpi4py.MPI`` when no other thread calls MPI.
+(``Win.Create_errhandler``) runs first.
+
+Threads: cffi releases the GIL around every C call (so a blocking ``Wait`` lets other Python
+threads run), and Python threads can therefore be inside narma at the same time. What they may
+do is the thread level :func:`Query_thread` returns, the one mpi4py asked MPI for when it was
+imported (``mpi4py.rc.thread_level``: ``"multiple"`` unless set before ``from mpi4py import
+MPI``, or ``MPI4PY_RC_THREAD_LEVEL``); there is no ``narma.Init_thread`` (see Query_thread).
+
+- ``THREAD_MULTIPLE``, mpi4py's default: narma's process lock is on. Threads may call narma at
+  once on distinct windows and requests; on one window, inside an epoch that stays open
+  meanwhile (a ``Lock_all`` say), they may all issue data calls (``Put``, ``Put_notify``, the
+  accumulates, their ``R*``, ``_idx`` and persistent forms), flush, use notification requests
+  (``Notify_init``, ``Start``, ``Wait``, ``Test``; each request in one thread at a time), read
+  and reset counters and call ``Progress``. Epoch calls (``Fence``, ``Lock_all``,
+  ``Unlock_all`` ...), ``Free``, ``Set_num_notify``, ``Attach``/``Detach``, ``Set_info``,
+  ``Set_errhandler`` and a halo plan's calls stay one thread at a time per window (per plan).
+  The lock serialises narma's work (threads overlap their computation, not narma's) and costs
+  ~13 ns per call uncontended. ``Win.Create`` memory is then not moved onto shared memory, so
+  such windows use the ``mpi`` transport (and ``Attach``-ed regions are reached through the
+  kernel), unless ``NARMA_SHM_CREATE=1`` says no other thread writes to those pages while
+  windows are created, attached or freed (UCX's memory hooks, on in the MPICH wheel unless
+  ``UCX_MEM_EVENTS=no``, keep them off shared memory at every level); and MPICH's own one-sided
+  calls, which the ``mpi`` transport makes, are several times slower under
+  ``MPI_THREAD_MULTIPLE``.
+- Below it (``mpi4py.rc.thread_level = "funneled"`` or ``"serialized"`` before importing
+  ``mpi4py.MPI``), or with ``NARMA_THREADS=off`` (``Query_thread`` then says
+  ``THREAD_SERIALIZED``): no lock, and one thread at a time calls narma (the main thread under
+  ``THREAD_FUNNELED``). Holding the GIL does not serialise the calls: each call lets it go.
+
+The package itself keeps nothing that threads share through a call: an exception a callback
+raised waits in its own thread for the call that ran it, and counter values come back as
+return values.
 
 The package remembers the address of each NumPy array it was given (through a weak reference,
 until the array dies), so a call on the same array again skips the buffer conversion (arrays
@@ -31,6 +58,7 @@ array in place (``ndarray.resize``), as it does for any array with weak referenc
 """
 
 import itertools as _itertools
+import threading as _threading
 import weakref as _weakref
 
 from mpi4py import MPI
@@ -39,7 +67,8 @@ import numpy as _np
 from ._narma import ffi as _ffi, lib as _lib
 
 __all__ = ["Win", "Request", "Prequest", "Status", "Error", "Errhandler", "Halo", "Progress",
-           "Alloc_mem", "Free_mem", "Type_free", "Get_error_string", "Get_version"]
+           "Alloc_mem", "Free_mem", "Type_free", "Get_error_string", "Get_version",
+           "Query_thread"]
 
 # ---- constants -------------------------------------------------------------------------------
 
@@ -53,6 +82,10 @@ MODE_NOSTORE = MPI.MODE_NOSTORE
 MODE_NOPUT = MPI.MODE_NOPUT
 MODE_NOPRECEDE = MPI.MODE_NOPRECEDE
 MODE_NOSUCCEED = MPI.MODE_NOSUCCEED
+THREAD_SINGLE = MPI.THREAD_SINGLE
+THREAD_FUNNELED = MPI.THREAD_FUNNELED
+THREAD_SERIALIZED = MPI.THREAD_SERIALIZED
+THREAD_MULTIPLE = MPI.THREAD_MULTIPLE
 LOCK_SHARED = MPI.LOCK_SHARED
 LOCK_EXCLUSIVE = MPI.LOCK_EXCLUSIVE
 WIN_FLAVOR_CREATE = MPI.WIN_FLAVOR_CREATE
@@ -91,6 +124,24 @@ def Get_version():
     return _ffi.string(_lib.NARMA_Get_version()).decode()
 
 
+def Query_thread():
+    """The thread level narma calls may be made at, as mpi4py's ``MPI.THREAD_*`` (also
+    ``narma.THREAD_*``): MPI's own level (``MPI.Query_thread()``, which mpi4py asked for at
+    import: ``mpi4py.rc.thread_level``), except ``THREAD_SERIALIZED`` under
+    ``THREAD_MULTIPLE`` when ``NARMA_THREADS=off`` turned narma's lock off. ``THREAD_MULTIPLE``:
+    Python threads may call narma at once (see the package's documentation for what on one
+    window); below it, one thread at a time.
+
+    There is no ``narma.Init_thread``: importing narma imports ``mpi4py.MPI``, which initialises
+    MPI (or the program does, with ``MPI.Init_thread``, after ``mpi4py.rc.initialize = False``),
+    and narma sets itself up at its first call with the level MPI provided."""
+    provided = _ffi.new("int *")
+    rc = _lib.NARMA_Query_thread(provided)
+    if rc:
+        _raise(rc, "Query_thread")
+    return provided[0]
+
+
 # ---- errors ----------------------------------------------------------------------------------
 
 class Error(RuntimeError):
@@ -115,28 +166,35 @@ class Error(RuntimeError):
 
 
 # Exceptions raised by Python callbacks that narma (or MPI) called: error handlers and attribute
-# delete functions. C cannot carry them, so they wait here for the call that ran the callback.
-_pending = []
+# delete functions. C cannot carry them, so they wait for the call that ran the callback, which
+# narma ran in the calling thread: one list per thread (_tls.pending), so that under
+# MPI_THREAD_MULTIPLE a thread never raises what another thread's callback raised.
+_tls = _threading.local()
 
 
 def _callback_error(exc_type, exc_value, tb):
-    _pending.append(exc_value.with_traceback(tb))
+    pending = getattr(_tls, "pending", None)
+    if pending is None:
+        pending = _tls.pending = []
+    pending.append(exc_value.with_traceback(tb))
 
 
 def _raise(rc, where):
     err = Error(rc, where)
-    if _pending:
-        exc = _pending.pop()
-        del _pending[:]
+    pending = getattr(_tls, "pending", None)
+    if pending:
+        exc = pending.pop()
+        pending.clear()
         raise exc from err
     raise err
 
 
 def _check_pending():
     """Raise what a callback raised during the call that just succeeded."""
-    if _pending:
-        exc = _pending.pop()
-        del _pending[:]
+    pending = getattr(_tls, "pending", None)
+    if pending:
+        exc = pending.pop()
+        pending.clear()
         raise exc
 
 
@@ -370,7 +428,7 @@ _npy_rma = _lib.npy_rma
 _npy_rma_short = _lib.npy_rma_short
 _start = _lib.NARMA_Start
 _flush = _lib.NARMA_Win_flush
-_get_notify_value = _lib.NARMA_Win_get_notify_value
+_notify_value = _lib.npy_notify_value
 _progress = _lib.NARMA_Progress
 
 
@@ -679,14 +737,13 @@ _GACC, _GACC_N, _GACC_I = range(3)
 class Win:
     """A narma window (mpi4py.MPI.Win's names and argument conventions)."""
 
-    __slots__ = ("_w", "_wp", "_mem", "_attached", "_count", "__weakref__")
+    __slots__ = ("_w", "_wp", "_mem", "_attached", "__weakref__")
 
     def __init__(self):
         self._wp = _ffi.new("NARMA_Win *")
         self._w = _NULL
         self._mem = None
         self._attached = {}
-        self._count = _ffi.new("MPI_Count *")  # Get/Reset_notify_value's output, made once
 
     def _set(self, rc, where):
         if rc:
@@ -1385,19 +1442,17 @@ class Win:
 
     def Get_notify_value(self, notification_idx):
         """This process's counter `notification_idx` (arrived increments counted first)."""
-        v = self._count
-        rc = _get_notify_value(self._w, notification_idx, v)
-        if rc:
-            _raise(rc, "Win.Get_notify_value")
-        return v[0]
+        v = _notify_value(self._w, notification_idx, 0)
+        if v < 0:
+            _raise(-v, "Win.Get_notify_value")
+        return v
 
     def Reset_notify_value(self, notification_idx):
         """Set this process's counter to 0 and return its value before (no increment lost)."""
-        v = self._count
-        rc = _lib.NARMA_Win_reset_notify_value(self._w, notification_idx, v)
-        if rc:
-            _raise(rc, "Win.Reset_notify_value")
-        return v[0]
+        v = _notify_value(self._w, notification_idx, 1)
+        if v < 0:
+            _raise(-v, "Win.Reset_notify_value")
+        return v
 
     def Notify_ithreshold(self, notification_idx, expected):
         """A Request completing once this process's counter `notification_idx` reaches
