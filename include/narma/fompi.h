@@ -21,7 +21,7 @@
  * names are unaffected.
  *
  * Include either this header or <narma/narma.h> with the NARMA_ names, not
- * foMPI-NA's own fompi.h. Thread safety: as narma (MPI_THREAD_FUNNELED).
+ * foMPI-NA's own fompi.h. Threads: as narma (narma.h).
  */
 #ifndef NARMA_FOMPI_H
 #define NARMA_FOMPI_H

@@ -594,7 +594,7 @@ NARMA_API int NARMA_Accumulate_notify(const void *origin_addr, int origin_count,
  * result buffer where the result has bytes, NULL origin or compare buffer of
  * Compare_and_swap, NULL request pointer), NARMA_ERR_NO_MEM, NARMA_ERR_MPI.
  * No epoch state is wrong for them (no NARMA_ERR_RMA_SYNC).
- * Thread safety: as the rest of narma (MPI_THREAD_FUNNELED).
+ * Threads: as the other data calls (see the top of this file).
  */
 NARMA_API int NARMA_Get_accumulate_notify(const void *origin_addr, int origin_count,
                                           MPI_Datatype origin_datatype, void *result_addr,

@@ -37,8 +37,10 @@
  * fence strategy: over the whole communicator); every rank must make the
  * same sequence of exchange/start/finish calls on a plan.
  *
- * Thread safety: as narma (MPI_THREAD_FUNNELED); a plan must not be used by
- * two threads at once.
+ * Threads: plans over distinct communicators may be used by distinct threads
+ * at once under MPI_THREAD_MULTIPLE (narma.h); a plan must not be used by
+ * two threads at once, and plans over one communicator are created one thread
+ * at a time (MPI's rule for collectives).
  *
  * Errors: every call returns NARMA_SUCCESS (0), a class of narma's enum
  * narma_error, or one of the halo classes below (all positive);

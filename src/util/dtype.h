@@ -10,8 +10,8 @@
  * safe too), by narmau_dtype_forget, or by narmau_dtype_cache_clear.
  * A pointer returned by narmau_dtype_get is valid until then.
  *
- * Thread safety: none for inserting (narma is MPI_THREAD_FUNNELED). Looking
- * up a type that is already cached only reads the table.
+ * Thread safety: none of its own; every caller holds narma's process lock
+ * (util/thread.h) when it is on.
  */
 #ifndef NARMA_UTIL_DTYPE_H
 #define NARMA_UTIL_DTYPE_H

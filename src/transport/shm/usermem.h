@@ -9,7 +9,8 @@
  * The move copies the pages, then maps the object over them (MAP_FIXED): a
  * write by another thread to these pages (also to bytes of other objects that
  * share a page with the window) between the two is lost. Window creation and
- * freeing are collective calls of one thread (narma is MPI_THREAD_FUNNELED);
+ * freeing hold narma's process lock except inside MPI collectives; under
+ * MPI_THREAD_MULTIPLE pages move only with NARMA_SHM_CREATE=1 (shm.c), and
  * programs whose other threads write near the window meanwhile must set
  * NARMA_SHM_CREATE=0. Only private, writable memory of the process itself is
  * moved (the heap, anonymous mappings, the program's own data and bss); the
