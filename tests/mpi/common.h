@@ -36,6 +36,10 @@ static char test_detail[256];
 /* NARMA_TEST_KEEP_GOING=1 (diagnosis only): report failed CHECKs and continue. */
 static int test_keep_going;
 static int test_failures;
+/* Tests that start threads (threads.h): this thread's index (-1: the main thread) and its own
+ * phase (NULL: the program's), printed by failures. */
+static _Thread_local int test_thread = -1;
+static _Thread_local const char *test_thread_phase;
 
 #if defined(__GNUC__)
 #define TEST_UNUSED       __attribute__((unused))
@@ -53,9 +57,12 @@ static TEST_UNUSED TEST_PRINTF(4, 5) void test_fail(const char *file, int line, 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "FAIL %s rank %d/%d %s:%d [phase: %s%s%s] (%s): %s\n", test_name, test_rank,
-            test_size, file, line, test_current_phase, test_detail[0] ? "; " : "", test_detail,
-            cond, msg);
+    char thread[32] = "";
+    if (test_thread >= 0) snprintf(thread, sizeof thread, " thread %d", test_thread);
+    fprintf(stderr, "FAIL %s rank %d/%d%s %s:%d [phase: %s%s%s] (%s): %s\n", test_name, test_rank,
+            test_size, thread, file, line,
+            test_thread_phase ? test_thread_phase : test_current_phase, test_detail[0] ? "; " : "",
+            test_detail, cond, msg);
     fflush(stderr);
     test_failures++;
     if (test_keep_going) return;
@@ -69,10 +76,11 @@ static TEST_UNUSED TEST_PRINTF(4, 5) void test_fail(const char *file, int line, 
         if (!(cond)) test_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
     } while (0)
 
-/** Text of the MPI error behind the last NARMA_ERR_MPI (empty for other classes). */
+/** Text of the MPI error behind the last NARMA_ERR_MPI (empty for other classes); this
+ * thread's, as NARMA_Get_mpi_error is. */
 static TEST_UNUSED const char *test_mpi_error(int rc)
 {
-    static char buf[MPI_MAX_ERROR_STRING + 32];
+    static _Thread_local char buf[MPI_MAX_ERROR_STRING + 32];
     buf[0] = 0;
     if (rc == NARMA_ERR_MPI) {
         int code = NARMA_Get_mpi_error(), len = 0;

@@ -199,12 +199,7 @@ int main(int argc, char **argv)
     if (size % 2 != 0) test_skip("needs an even number of ranks (pairs)");
     peer = (rank + size / 2) % size;
     N = env_long("NARMA_THREADS_TEST_MSGS", 100000);
-    int level = -1;
-    CHECK_RC(NARMA_Query_thread(&level));
-    CHECK(level == MPI_THREAD_MULTIPLE,
-          "NARMA_Query_thread gives %d after MPI_Init_thread provided MPI_THREAD_MULTIPLE (%d); "
-          "NARMA_THREADS=off?",
-          level, MPI_THREAD_MULTIPLE);
+    thr_check_narma_multiple();
     CHECK(N > 0 && N < (1L << 32) / NT, "NARMA_THREADS_TEST_MSGS=%ld is out of range", N);
 
     thr_phase("window");
@@ -225,17 +220,7 @@ int main(int argc, char **argv)
     CHECK_RC(NARMA_Win_get_notify_value(win, 0, &extra));
     CHECK(extra == 0, "counter 0 holds %lld more increments after all %ld were taken",
           (long long)extra, N);
-    NARMA_Request any;
-    CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
-    CHECK_RC(NARMA_Start(&any));
-    for (int p = 0; p < 1000; p++) {
-        int flag = 0;
-        MPI_Status st;
-        CHECK_RC(NARMA_Test(&any, &flag, &st));
-        CHECK(!flag, "a notification (source %d, tag %d) was left over after all %d x %ld",
-              st.MPI_SOURCE, st.MPI_TAG, NT, N);
-    }
-    CHECK_RC(NARMA_Request_free(&any));
+    thr_check_no_leftover(win);
     long sums[NT], mine[NT];
     for (int t = 0; t < NT; t++)
         mine[t] = received[t];

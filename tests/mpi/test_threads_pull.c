@@ -126,16 +126,7 @@ int main(int argc, char **argv)
 
     thr_phase("after the threads");
     MPI_Barrier(MPI_COMM_WORLD);
-    NARMA_Request any;
-    CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
-    CHECK_RC(NARMA_Start(&any));
-    for (int p = 0; p < 1000; p++) {
-        int flag = 0;
-        MPI_Status st;
-        CHECK_RC(NARMA_Test(&any, &flag, &st));
-        CHECK(!flag, "a notification (source %d, tag %d) was left over", st.MPI_SOURCE, st.MPI_TAG);
-    }
-    CHECK_RC(NARMA_Request_free(&any));
+    thr_check_no_leftover(win);
     if (rank == 0)
         printf("# %d threads x %d ranks x %ld x %d notified puts of %d bytes (%s to the peer)\n",
                NT, size, K, B, BYTES, NARMA_Win_get_target_transport(win, peer));

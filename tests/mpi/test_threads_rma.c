@@ -328,12 +328,7 @@ int main(int argc, char **argv)
     rank = test_rank;
     size = test_size;
     K = env_long("NARMA_THREADS_TEST_ITERS", 4000);
-    int level = -1;
-    CHECK_RC(NARMA_Query_thread(&level));
-    CHECK(level == MPI_THREAD_MULTIPLE,
-          "NARMA_Query_thread gives %d after MPI_Init_thread provided MPI_THREAD_MULTIPLE (%d); "
-          "NARMA_THREADS=off?",
-          level, MPI_THREAD_MULTIPLE);
+    thr_check_narma_multiple();
     CHECK(K > 0 && K < (1L << 30), "NARMA_THREADS_TEST_ITERS=%ld is out of range", K);
     for (int t = 0; t < NT; t++) {
         fetched[t] = malloc(K * sizeof(int64_t));
@@ -399,16 +394,7 @@ int main(int argc, char **argv)
     free(seen);
     free(n_at);
 
-    NARMA_Request any;
-    CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
-    CHECK_RC(NARMA_Start(&any));
-    for (int p = 0; p < 1000; p++) {
-        int flag = 0;
-        MPI_Status st;
-        CHECK_RC(NARMA_Test(&any, &flag, &st));
-        CHECK(!flag, "a notification (source %d, tag %d) was left over", st.MPI_SOURCE, st.MPI_TAG);
-    }
-    CHECK_RC(NARMA_Request_free(&any));
+    thr_check_no_leftover(win);
     if (rank == 0)
         printf("# %d threads x %d ranks x %ld iterations of every data call on one window\n", NT,
                size, K);

@@ -5,9 +5,9 @@
  * with a message) when the library provides less. No watchdog: alarm() would interrupt one
  * thread of many, and ctest's TIMEOUT already turns a hang into a failure.
  *
- * CHECK, CHECK_RC and CHECK_MPI are redefined so that a failure also names the thread and its
- * own phase (thr_phase(), per thread), then aborts the job: another thread may be waiting on
- * the failed one, so there is no keep-going mode here.
+ * A failed CHECK, CHECK_RC or CHECK_MPI (common.h) also names the thread and its own phase
+ * (thr_phase(), per thread), then aborts the job (thr_init leaves NARMA_TEST_KEEP_GOING off:
+ * another thread may be waiting on the failed one).
  *
  * thr_run(n, fn, arg) runs fn(arg, t) on n threads (t = 0 .. n-1) and joins them all. With
  * NARMA_THREADS_TEST_SERIAL=1 it runs them one after another (each joined before the next
@@ -21,65 +21,7 @@
 
 #include <pthread.h>
 
-/** This thread's index (-1: the main thread) and phase, printed by failed checks. */
-static _Thread_local int thr_self = -1;
-static _Thread_local const char *thr_phase_name = "init";
-
-static TEST_UNUSED void thr_phase(const char *phase) { thr_phase_name = phase; }
-
-static TEST_UNUSED TEST_PRINTF(4, 5) void thr_fail(const char *file, int line, const char *cond,
-                                                   const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "FAIL %s rank %d/%d thread %d %s:%d [phase: %s] (%s): %s\n", test_name,
-            test_rank, test_size, thr_self, file, line, thr_phase_name, cond, msg);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    _exit(1);
-}
-
-/* A failed narma call: its class, and for NARMA_ERR_MPI the MPI error behind it (this
- * thread's: NARMA_Get_mpi_error is per thread). */
-static TEST_UNUSED void thr_fail_rc(const char *file, int line, const char *call, int rc)
-{
-    char mpi[MPI_MAX_ERROR_STRING + 32] = "";
-    if (rc == NARMA_ERR_MPI) {
-        char s[MPI_MAX_ERROR_STRING];
-        int code = NARMA_Get_mpi_error(), len = 0;
-        if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "?");
-        snprintf(mpi, sizeof mpi, "; MPI error %d: %s", code, s);
-    }
-    thr_fail(file, line, call, "returned %d (%s)%s", rc, NARMA_Strerror(rc), mpi);
-}
-
-#undef CHECK
-#undef CHECK_RC
-#undef CHECK_MPI
-
-/** CHECK(cond, fmt, ...): abort the job with a located message (rank, thread) unless cond. */
-#define CHECK(cond, ...)                                               \
-    do {                                                               \
-        if (!(cond)) thr_fail(__FILE__, __LINE__, #cond, __VA_ARGS__); \
-    } while (0)
-
-/** CHECK_RC(call): the narma call must return NARMA_SUCCESS. */
-#define CHECK_RC(call)                                                                     \
-    do {                                                                                   \
-        int check_rc_ = (call);                                                            \
-        if (check_rc_ != NARMA_SUCCESS) thr_fail_rc(__FILE__, __LINE__, #call, check_rc_); \
-    } while (0)
-
-/** CHECK_MPI(call): the MPI call must return MPI_SUCCESS. */
-#define CHECK_MPI(call)                                                     \
-    do {                                                                    \
-        int check_rc_ = (call);                                             \
-        if (check_rc_ != MPI_SUCCESS)                                       \
-            thr_fail(__FILE__, __LINE__, #call, "MPI error %d", check_rc_); \
-    } while (0)
+static TEST_UNUSED void thr_phase(const char *phase) { test_thread_phase = phase; }
 
 /** MPI_Init_thread(MPI_THREAD_MULTIPLE); skip (exit 77) when the library provides less. */
 static TEST_UNUSED void thr_init(int *argc, char ***argv, const char *name)
@@ -106,7 +48,7 @@ struct thr_slot {
 static void *thr_main(void *p)
 {
     struct thr_slot *s = p;
-    thr_self = s->t;
+    test_thread = s->t;
     s->fn(s->arg, s->t);
     return NULL;
 }
@@ -128,6 +70,32 @@ static TEST_UNUSED void thr_run(int n, void (*fn)(void *arg, int t), void *arg)
         pthread_join(th[t], NULL);
     free(th);
     free(s);
+}
+
+/** narma must offer MPI_THREAD_MULTIPLE (NARMA_THREADS=off would make the test meaningless). */
+static TEST_UNUSED void thr_check_narma_multiple(void)
+{
+    int level = -1;
+    CHECK_RC(NARMA_Query_thread(&level));
+    CHECK(level == MPI_THREAD_MULTIPLE,
+          "NARMA_Query_thread gives %d after MPI_Init_thread provided MPI_THREAD_MULTIPLE (%d); "
+          "NARMA_THREADS=off?",
+          level, MPI_THREAD_MULTIPLE);
+}
+
+/** Once every access has arrived: no notification is left unmatched on win (1000 polls). */
+static TEST_UNUSED void thr_check_no_leftover(NARMA_Win win)
+{
+    NARMA_Request any;
+    CHECK_RC(NARMA_Notify_init(win, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
+    CHECK_RC(NARMA_Start(&any));
+    for (int p = 0; p < 1000; p++) {
+        int flag = 0;
+        MPI_Status st;
+        CHECK_RC(NARMA_Test(&any, &flag, &st));
+        CHECK(!flag, "a notification (source %d, tag %d) was left over", st.MPI_SOURCE, st.MPI_TAG);
+    }
+    CHECK_RC(NARMA_Request_free(&any));
 }
 
 /** The current thread's view of a 64-bit word that other threads or processes store to. */
