@@ -848,12 +848,14 @@ static void counter_wait(struct narma_state *st)
     NARMA_CHECK(NARMA_Wait(&r, MPI_STATUS_IGNORE));
 }
 
-static void counter_round(struct pp_inst *inst, size_t size)
+/* One round of a counter ping-pong; wait is how the receiver waits for counter 0. */
+static void counter_round_with(struct pp_inst *inst, size_t size,
+                               void (*wait)(struct narma_state *st))
 {
     struct narma_state *st = inst->priv;
     const struct pp_env *env = inst->env;
     if (env->rank == PP_SERVER) {
-        counter_wait(st);
+        wait(st);
         pp_consume(inst->rbuf, size);
     }
     NARMA_CHECK(NARMA_Put_notify_idx(inst->sbuf, (int)size, MPI_BYTE, env->peer,
@@ -861,9 +863,14 @@ static void counter_round(struct pp_inst *inst, size_t size)
                                      (int)size, MPI_BYTE, 0, st->win));
     NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
     if (env->rank == PP_CLIENT) {
-        counter_wait(st);
+        wait(st);
         pp_consume(inst->rbuf, size);
     }
+}
+
+static void counter_round(struct pp_inst *inst, size_t size)
+{
+    counter_round_with(inst, size, counter_wait);
 }
 
 const struct pp_scheme pp_narma_notify_counter = {
@@ -888,20 +895,7 @@ static void counter_poll(struct narma_state *st)
 
 static void counter_poll_round(struct pp_inst *inst, size_t size)
 {
-    struct narma_state *st = inst->priv;
-    const struct pp_env *env = inst->env;
-    if (env->rank == PP_SERVER) {
-        counter_poll(st);
-        pp_consume(inst->rbuf, size);
-    }
-    NARMA_CHECK(NARMA_Put_notify_idx(inst->sbuf, (int)size, MPI_BYTE, env->peer,
-                                     st->peer + (MPI_Aint)pp_rx_offset(env->peer, env->max_size),
-                                     (int)size, MPI_BYTE, 0, st->win));
-    NARMA_CHECK(NARMA_Win_flush(env->peer, st->win));
-    if (env->rank == PP_CLIENT) {
-        counter_poll(st);
-        pp_consume(inst->rbuf, size);
-    }
+    counter_round_with(inst, size, counter_poll);
 }
 
 const struct pp_scheme pp_narma_notify_counter_poll = {
