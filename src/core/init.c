@@ -44,13 +44,26 @@ static int narmai_threads_wanted(void)
 /* Initialisation is serialised: two threads whose first narma calls race set up once. */
 static pthread_mutex_t narmai_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int narmai_setup(void)
+/* What MPI is: 0 up, 1 not yet initialised, 2 finalised. */
+static int narmai_mpi_state(void)
 {
     int flag = 0;
     MPI_Initialized(&flag);
-    if (!flag) return NARMAU_ERR(NARMA_ERR_NOT_INIT, "call MPI_Init or NARMA_Init first");
+    if (!flag) return 1;
     MPI_Finalized(&flag);
-    if (flag) return NARMAU_ERR(NARMA_ERR_NOT_INIT, "MPI is already finalised");
+    return flag ? 2 : 0;
+}
+
+static int narmai_setup(void)
+{
+    switch (narmai_mpi_state()) {
+    case 1:
+        return NARMAU_ERR(NARMA_ERR_NOT_INIT, "call MPI_Init or NARMA_Init first");
+    case 2:
+        return NARMAU_ERR(NARMA_ERR_NOT_INIT, "MPI is already finalised");
+    default:
+        break;
+    }
 
     /* NARMA_TRANSPORT, NARMA_NODE_SIZE: read by the transport layer. */
     narmat_configure();
@@ -92,12 +105,10 @@ int narmai_lazy_init(void)
 /* The first public call, or one with the lock on (narmai_api_enter). */
 int narmai_api_enter_slow(void)
 {
-    if (__atomic_load_n(&narmau_lock_mode, __ATOMIC_ACQUIRE) == NARMAU_LOCK_UNSET) {
-        int up = 0, down = 0;
-        MPI_Initialized(&up);
-        if (up) MPI_Finalized(&down);
-        if (up && !down) (void)narmai_lazy_init(); /* the call reports its own errors */
-    }
+    /* Before MPI is up the call itself reports the error (no message twice). */
+    if (__atomic_load_n(&narmau_lock_mode, __ATOMIC_ACQUIRE) == NARMAU_LOCK_UNSET &&
+        narmai_mpi_state() == 0)
+        (void)narmai_lazy_init();
     return narmau_threaded() ? narmau_api_enter_locked() : 0;
 }
 
