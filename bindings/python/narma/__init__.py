@@ -35,7 +35,7 @@ MPI``, or ``MPI4PY_RC_THREAD_LEVEL``); there is no ``narma.Init_thread`` (see Qu
   ``Unlock_all`` ...), ``Free``, ``Set_num_notify``, ``Attach``/``Detach``, ``Set_info``,
   ``Set_errhandler`` and a halo plan's calls stay one thread at a time per window (per plan).
   The lock serialises narma's work (threads overlap their computation, not narma's) and costs
-  ~13 ns per call uncontended. ``Win.Create`` memory is then not moved onto shared memory, so
+  13.5 ns per call uncontended (docs/performance.md, "Threads"). ``Win.Create`` memory is then not moved onto shared memory, so
   such windows use the ``mpi`` transport (and ``Attach``-ed regions are reached through the
   kernel), unless ``NARMA_SHM_CREATE=1`` says no other thread writes to those pages while
   windows are created, attached or freed (UCX's memory hooks, on in the MPICH wheel unless
