@@ -5,11 +5,15 @@
  *  - all-to-one and one-to-all groups;
  *  - Win_test reports 0 while an origin has not completed and 1 after, and
  *    can replace Win_wait;
+ *  - posts are matched by rank: a post meant for a later epoch of an origin does not open
+ *    its current epoch towards another target;
  *  - Start with NOCHECK when the post is known to have happened;
  *  - many iterations, data verified each time (a new epoch never lets the
  *    next iteration's data overwrite the current one before it is read).
  */
 #include "common.h"
+
+#include <sched.h>
 
 #define N 16
 
@@ -148,6 +152,47 @@ int main(int argc, char **argv)
         }
         MPI_Group_free(&g0);
         MPI_Group_free(&g1);
+    }
+
+    test_phase("a post is matched by its rank: rank 0's post to rank 1 does not open rank 1's "
+               "epoch towards rank 2");
+    if (size >= 3) {
+        /* Rank 0 posts to rank 1 at once, for rank 1's second access epoch; rank 1's first
+         * epoch is towards rank 2, which posts late. MPICH 5.0.2 matches a start with any
+         * post (by count, not by rank): there rank 1's put lands in rank 2 before rank 2
+         * posts (MPI_Win_* directly, 3 ranks, every run). */
+        MPI_Group g0 = group_of(1, (int[]){0}), g1 = group_of(1, (int[]){1}),
+                  g2 = group_of(1, (int[]){2});
+        if (rank <= 2) base[0] = -1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            CHECK_RC(NARMA_Win_post(g1, 0, win));
+            CHECK_RC(NARMA_Win_wait(win));
+            CHECK(base[0] == 4242, "rank 1's second epoch put %d, expected 4242", base[0]);
+        } else if (rank == 1) {
+            int v = 4141, w = 4242;
+            CHECK_RC(NARMA_Win_start(g2, 0, win));
+            CHECK_RC(NARMA_Put(&v, 1, MPI_INT, 2, 0, 1, MPI_INT, win));
+            CHECK_RC(NARMA_Win_complete(win));
+            CHECK_RC(NARMA_Win_start(g0, 0, win));
+            CHECK_RC(NARMA_Put(&w, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+            CHECK_RC(NARMA_Win_complete(win));
+        } else if (rank == 2) {
+            /* give a wrongly matched put 0.3 s to land (and progress, for the mpi transport) */
+            double t0 = MPI_Wtime();
+            while (MPI_Wtime() - t0 < 0.3 && base[0] == -1) {
+                CHECK_RC(NARMA_Progress());
+                sched_yield();
+            }
+            int before = base[0];
+            CHECK(before == -1, "rank 1's put (%d) landed before rank 2 posted", before);
+            CHECK_RC(NARMA_Win_post(g1, 0, win));
+            CHECK_RC(NARMA_Win_wait(win));
+            CHECK(base[0] == 4141, "rank 1's first epoch put %d, expected 4141", base[0]);
+        }
+        MPI_Group_free(&g0);
+        MPI_Group_free(&g1);
+        MPI_Group_free(&g2);
     }
 
     test_phase("Start with NOCHECK after a barrier that follows the post");
