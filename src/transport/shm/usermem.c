@@ -224,7 +224,9 @@ void narmat_usermem_span(const void *base, size_t size, char **start, size_t *le
 }
 
 /* Moved ranges of this process (few: one per field array), newest first.
- * Window creation is collective and of one thread: no locking. */
+ * Guarded by the process lock (src/util/thread.h): window creation and free
+ * hold it while they search or change the list, with no MPI call in between;
+ * under MPI_THREAD_MULTIPLE ranges move only with NARMA_SHM_CREATE=1. */
 struct narmat_usermem_obj {
     struct narmat_usermem_obj *next;
     char *start;
