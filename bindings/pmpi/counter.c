@@ -3,6 +3,8 @@
  * narma carries; a window the MPI library carries has none (MPI_ERR_UNSUPPORTED_OPERATION). */
 #include "pmpi.h"
 
+#include <pthread.h>
+
 #define PC_WIN(win)                                    \
     struct pw *p_;                                     \
     NARMA_Win nw = pw_narma(win, PW_COUNTER, &p_);     \
@@ -10,7 +12,7 @@
 #define PC_OP(win, expr)       \
     do {                       \
         PC_WIN(win);           \
-        p_->ops++;             \
+        pw_count(&p_->ops, 1);             \
         PW_RET(win, (expr));   \
     } while (0)
 #define PC_REQ(win, expr, counter)                           \
@@ -19,23 +21,33 @@
         NARMA_Request nr = NARMA_REQUEST_NULL;               \
         int rc_ = (expr);                                    \
         if (rc_ != NARMA_SUCCESS) return pw_error(win, rc_); \
-        p_->counter++;                                       \
+        pw_count(&p_->counter, 1);                                     \
         return preq_new(nr, 0, win, request);                \
     } while (0)
 
-/* The error class of a bad notification index: added to MPI's on first use. */
+/* The error class of a bad notification index: added to MPI's on first use, once also when
+ * threads ask at once. Its own mutex, not the tables': this one is held across calls into MPI,
+ * and MPI may hold its own lock when it calls back into the tables (a generalized request's
+ * free function), so sharing one would make a lock-order cycle. */
 static int notify_idx_class = -1;
+static pthread_mutex_t class_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 int pw_notify_idx_class(void)
 {
-    if (notify_idx_class < 0) {
-        int c;
-        if (PMPI_Add_error_class(&c) != MPI_SUCCESS) return MPI_ERR_ARG;
+    int c = __atomic_load_n(&notify_idx_class, __ATOMIC_ACQUIRE);
+    if (c >= 0) return c;
+    pthread_mutex_lock(&class_mutex);
+    if ((c = notify_idx_class) < 0) {
+        if (PMPI_Add_error_class(&c) != MPI_SUCCESS) {
+            pthread_mutex_unlock(&class_mutex);
+            return MPI_ERR_ARG;
+        }
         PMPI_Add_error_string(c, "MPIX_ERR_NOTIFY_IDX: notification index outside the "
                                  "target's counters (MPIX_Win_set_num_notify)");
-        notify_idx_class = c;
+        __atomic_store_n(&notify_idx_class, c, __ATOMIC_RELEASE);
     }
-    return notify_idx_class;
+    pthread_mutex_unlock(&class_mutex);
+    return c;
 }
 
 NARMA_PMPI_API int MPIX_Err_notify_idx(void) { return pw_notify_idx_class(); }

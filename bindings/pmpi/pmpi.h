@@ -73,7 +73,31 @@ struct pw {
     unsigned id;
 };
 
-/* Window table (window.c). */
+/* MPI_THREAD_MULTIPLE (window.c). narma's own calls are thread-safe then (its process lock);
+ * what this library adds are its two tables (windows, requests) and the report's counters.
+ * pw_threaded turns 1 for good when MPI says the level is MPI_THREAD_MULTIPLE: at
+ * MPI_Init_thread, or at a window's creation (MPI may have been initialised by a caller that
+ * bypasses this library's MPI_Init_thread, e.g. the Fortran bindings). Before, no window and no
+ * request of narma exists, so the tables are empty. Off, nothing below costs more than a
+ * load and a branch. */
+extern int pw_threaded_flag;
+static inline int pw_threaded(void) { return __atomic_load_n(&pw_threaded_flag, __ATOMIC_RELAXED); }
+void pw_thread_check(void);
+/* The tables' mutex, taken only when pw_threaded(); never held across a call into MPI or
+ * narma (MPI calls into the request table with its own lock held: q_free). */
+void pw_lock(void);
+void pw_unlock(void);
+/* A report counter (threads may count on one window at once). */
+static inline void pw_count(uint64_t *c, uint64_t n)
+{
+    if (pw_threaded())
+        __atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+    else
+        *c += n;
+}
+
+/* Window table (window.c). Its records are never freed (the report reads them at
+ * MPI_Finalize), so a pointer from pw_find stays valid after the lock is let go. */
 struct pw *pw_find(MPI_Win win);
 /* The narma window behind win, or NARMA_WIN_NULL to pass the call through (counted). */
 static inline NARMA_Win pw_narma(MPI_Win win, enum pw_call c, struct pw **out)
@@ -81,7 +105,7 @@ static inline NARMA_Win pw_narma(MPI_Win win, enum pw_call c, struct pw **out)
     struct pw *p = pw_find(win);
     *out = p;
     if (p == NULL) return NARMA_WIN_NULL;
-    p->calls[c]++;
+    pw_count(&p->calls[c], 1);
     return p->nw;
 }
 
@@ -98,7 +122,9 @@ int pw_error_comm(MPI_Comm comm, int narma_rc);
 
 /* Requests (request.c): an MPI_Request standing for a narma request. */
 int preq_new(NARMA_Request nr, int persistent, MPI_Win win, MPI_Request *out);
-extern int preq_live; /* requests of narma in the table: 0 means every request is MPI's */
+/* Whether the table holds any request of narma (0: every request is MPI's, and the completion
+ * calls go straight to MPI). */
+int preq_any(void);
 
 /* The MPI error class of NARMA_ERR_NOTIFY_IDX, added to MPI's on first use (counter.c). */
 int pw_notify_idx_class(void);

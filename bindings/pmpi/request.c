@@ -29,8 +29,13 @@ struct preq {
     struct preq *next;
 };
 
-int preq_live;
+/* The table: a request is one thread's at a time (MPI's rule), the table everybody's, under
+ * pw_lock when threads are on. preq_live is read without it (0 stays 0 unless a thread adds
+ * a request of its own). */
+static int preq_live;
 static struct preq *pq[PQ_BUCKETS];
+
+int preq_any(void) { return __atomic_load_n(&preq_live, __ATOMIC_RELAXED) != 0; }
 
 static inline unsigned pq_bucket(MPI_Request r)
 {
@@ -43,10 +48,13 @@ static inline unsigned pq_bucket(MPI_Request r)
 
 static struct preq *pq_find(MPI_Request r)
 {
-    if (preq_live == 0 || r == MPI_REQUEST_NULL) return NULL;
-    for (struct preq *q = pq[pq_bucket(r)]; q != NULL; q = q->next)
-        if (q->handle == r) return q;
-    return NULL;
+    if (!preq_any() || r == MPI_REQUEST_NULL) return NULL;
+    pw_lock();
+    struct preq *q = pq[pq_bucket(r)];
+    while (q != NULL && q->handle != r)
+        q = q->next;
+    pw_unlock();
+    return q;
 }
 
 static void status_empty(MPI_Status *st)
@@ -76,13 +84,15 @@ static int q_query(void *extra, MPI_Status *st)
 static int q_free(void *extra) /* MPI freed the handle: it leaves the table */
 {
     struct preq *q = extra;
+    pw_lock();
     struct preq **pp = &pq[pq_bucket(q->handle)];
     while (*pp != NULL && *pp != q)
         pp = &(*pp)->next;
     if (*pp == q) {
         *pp = q->next;
-        preq_live--;
+        __atomic_store_n(&preq_live, preq_live - 1, __ATOMIC_RELAXED);
     }
+    pw_unlock();
     if (q->nr != NARMA_REQUEST_NULL) NARMA_Request_free(&q->nr);
     free(q);
     return MPI_SUCCESS;
@@ -109,9 +119,11 @@ int preq_new(NARMA_Request nr, int persistent, MPI_Win win, MPI_Request *out)
     }
     q->handle = *out;
     unsigned b = pq_bucket(q->handle);
+    pw_lock();
     q->next = pq[b];
     pq[b] = q;
-    preq_live++;
+    __atomic_store_n(&preq_live, preq_live + 1, __ATOMIC_RELAXED);
+    pw_unlock();
     return MPI_SUCCESS;
 }
 
@@ -242,7 +254,7 @@ NARMA_PMPI_API int MPI_Start(MPI_Request *request)
 NARMA_PMPI_API int MPI_Startall(int count, MPI_Request requests[])
 {
     int mine = 0;
-    for (int i = 0; i < count && preq_live > 0 && !mine; i++)
+    for (int i = 0; i < count && preq_any() && !mine; i++)
         mine = pq_find(requests[i]) != NULL;
     if (!mine) return PMPI_Startall(count, requests);
     for (int i = 0; i < count; i++) {
@@ -272,7 +284,7 @@ static int view_open(struct view *v, int n, MPI_Request r[])
     v->req = NULL;
     v->q = NULL;
     v->pers = NULL;
-    if (preq_live == 0) return 0;
+    if (!preq_any()) return 0;
     for (int i = 0; i < n && !v->any; i++)
         v->any = pq_find(r[i]) != NULL;
     if (!v->any) return 0;

@@ -10,13 +10,13 @@
 #define PW_OP(win, call, pmpi_expr, narma_expr) \
     do {                                        \
         PW_WIN(win, call, pmpi_expr);           \
-        p_->ops++;                              \
+        pw_count(&p_->ops, 1);                              \
         PW_RET(win, narma_expr);                \
     } while (0)
 #define PW_EPOCH(win, call, pmpi_expr, narma_expr, opens) \
     do {                                                  \
         PW_WIN(win, call, pmpi_expr);                     \
-        p_->epochs += (opens);                            \
+        pw_count(&p_->epochs, (opens));                          \
         PW_RET(win, narma_expr);                          \
     } while (0)
 /* A request-based call: the narma request behind a new MPI_Request. */
@@ -26,7 +26,7 @@
         NARMA_Request nr = NARMA_REQUEST_NULL;                        \
         int rc_ = (narma_expr);                                       \
         if (rc_ != NARMA_SUCCESS) return pw_error(win, rc_);          \
-        p_->counter++;                                                \
+        pw_count(&p_->counter, 1);                                              \
         return preq_new(nr, persistent, win, request);                \
     } while (0)
 
@@ -371,7 +371,7 @@ NARMA_PMPI_API int MPI_Put_c(const void *oaddr, MPI_Count ocount, MPI_Datatype o
 {
     PW_WIN(win, PW_PUT, PMPI_Put_c(oaddr, ocount, otype, target, disp, tcount, ttype, win));
     PW_COUNTS(win, ocount, tcount);
-    p_->ops++;
+    pw_count(&p_->ops, 1);
     PW_RET(win, NARMA_Put(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, nw));
 }
 
@@ -380,7 +380,7 @@ NARMA_PMPI_API int MPI_Get_c(void *oaddr, MPI_Count ocount, MPI_Datatype otype, 
 {
     PW_WIN(win, PW_GET, PMPI_Get_c(oaddr, ocount, otype, target, disp, tcount, ttype, win));
     PW_COUNTS(win, ocount, tcount);
-    p_->ops++;
+    pw_count(&p_->ops, 1);
     PW_RET(win, NARMA_Get(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, nw));
 }
 
@@ -391,7 +391,7 @@ NARMA_PMPI_API int MPI_Accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Dat
     PW_WIN(win, PW_ACC,
            PMPI_Accumulate_c(oaddr, ocount, otype, target, disp, tcount, ttype, op, win));
     PW_COUNTS(win, ocount, tcount);
-    p_->ops++;
+    pw_count(&p_->ops, 1);
     PW_RET(win,
            NARMA_Accumulate(oaddr, (int)ocount, otype, target, disp, (int)tcount, ttype, op, nw));
 }
@@ -406,7 +406,7 @@ NARMA_PMPI_API int MPI_Get_accumulate_c(const void *oaddr, MPI_Count ocount, MPI
                                  ttype, op, win));
     PW_COUNTS(win, ocount, tcount);
     PW_COUNTS(win, rcount, 0);
-    p_->ops++;
+    pw_count(&p_->ops, 1);
     PW_RET(win, NARMA_Get_accumulate(oaddr, (int)ocount, otype, raddr, (int)rcount, rtype, target,
                                      disp, (int)tcount, ttype, op, nw));
 }

@@ -2,6 +2,7 @@
  * errors, and the report at MPI_Finalize. */
 #include "pmpi.h"
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,41 @@ static struct pw *last; /* one-entry cache: most programs use one window at a ti
 static struct pw *all;  /* every window, newest first (the report) */
 static unsigned nwin;   /* windows created so far (their ids) */
 static int mode = -1;   /* NARMA_PMPI: 1 carry windows (default), 0 pass everything */
+
+/* ---- threads ---- */
+
+int pw_threaded_flag;
+static pthread_mutex_t pw_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void pw_lock(void)
+{
+    if (pw_threaded()) pthread_mutex_lock(&pw_mutex);
+}
+
+void pw_unlock(void)
+{
+    if (pw_threaded()) pthread_mutex_unlock(&pw_mutex);
+}
+
+/* The flag turns on once and never off: at MPI_Init_thread, or at the first window's creation
+ * (pass_reason), before that window enters the table. MPI's level does not change after
+ * initialisation, so it is on before the first record of either table exists, and no thread
+ * can be inside a table unlocked when it turns on. */
+static void pw_set_threaded(int provided)
+{
+    if (provided == MPI_THREAD_MULTIPLE && !pw_threaded()) {
+        /* Taking the mutex once publishes the flag to a thread that takes it next. */
+        pthread_mutex_lock(&pw_mutex);
+        __atomic_store_n(&pw_threaded_flag, 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&pw_mutex);
+    }
+}
+
+void pw_thread_check(void)
+{
+    int provided = MPI_THREAD_SINGLE;
+    if (!pw_threaded() && MPI_Query_thread(&provided) == MPI_SUCCESS) pw_set_threaded(provided);
+}
 
 /* MPICH's MPI_Win is an int, Open MPI's a pointer: both hash as an integer. */
 static inline uintptr_t key_of(MPI_Win w)
@@ -30,7 +66,7 @@ static inline unsigned bucket_of(MPI_Win w)
     return (unsigned)(k >> 7) & (PW_BUCKETS - 1);
 }
 
-struct pw *pw_find(MPI_Win win)
+static struct pw *find_unlocked(MPI_Win win)
 {
     struct pw *p = last;
     if (p != NULL && p->handle == win) return p;
@@ -42,6 +78,15 @@ struct pw *pw_find(MPI_Win win)
     return NULL;
 }
 
+struct pw *pw_find(MPI_Win win)
+{
+    if (!pw_threaded()) return find_unlocked(win);
+    pthread_mutex_lock(&pw_mutex);
+    struct pw *p = find_unlocked(win);
+    pthread_mutex_unlock(&pw_mutex);
+    return p;
+}
+
 static struct pw *pw_add(MPI_Win handle, NARMA_Win nw, int flavor, const char *why)
 {
     struct pw *p = calloc(1, sizeof(*p));
@@ -50,24 +95,28 @@ static struct pw *pw_add(MPI_Win handle, NARMA_Win nw, int flavor, const char *w
     p->nw = nw;
     p->flavor = flavor;
     p->why = why;
+    pw_lock();
     p->id = nwin++;
     unsigned b = bucket_of(handle);
     p->next = buckets[b];
     buckets[b] = p;
     p->older = all;
     all = p;
+    pw_unlock();
     return p;
 }
 
 /* The window leaves the table (MPI may reuse its handle); its record stays for the report. */
 static void pw_forget(struct pw *p)
 {
+    pw_lock();
     struct pw **pp = &buckets[bucket_of(p->handle)];
     while (*pp != p)
         pp = &(*pp)->next;
     *pp = p->next;
     if (last == p) last = NULL;
     p->freed = 1;
+    pw_unlock();
 }
 
 /* ---- errors ---- */
@@ -141,16 +190,19 @@ int pw_error(MPI_Win win, int narma_rc)
 
 static int carry_windows(void)
 {
-    if (mode < 0) {
+    int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+    if (m < 0) { /* threads that get here at once all store the same value */
         const char *v = getenv("NARMA_PMPI");
-        mode = !(v != NULL && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0));
+        m = !(v != NULL && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0));
+        __atomic_store_n(&mode, m, __ATOMIC_RELAXED);
     }
-    return mode;
+    return m;
 }
 
-/* Why this window is left to MPI (NULL: narma carries it). */
+/* Why this window is left to MPI (NULL: narma carries it). Every creation asks first. */
 static const char *pass_reason(MPI_Info info)
 {
+    pw_thread_check();
     if (!carry_windows()) return "NARMA_PMPI=off";
     if (info == MPI_INFO_NULL) return NULL;
     int len = 0, flag = 0;
@@ -492,20 +544,31 @@ void pw_report(void)
             carried, passed_n);
 }
 
-/* narma's calls must come from one thread at a time: a program asking for
- * MPI_THREAD_MULTIPLE is told it has MPI_THREAD_SERIALIZED. */
-NARMA_PMPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS && *provided > MPI_THREAD_SERIALIZED) *provided = MPI_THREAD_SERIALIZED;
-    return rc;
-}
+/* The level is MPI's, as narma reports it: MPI_THREAD_MULTIPLE stays MULTIPLE (narma's process
+ * lock is on, and this library's tables are guarded then) unless narma's lock was turned off
+ * (NARMA_THREADS=off: MPI_THREAD_SERIALIZED). NARMA_Query_thread asks MPI_Query_thread, which
+ * is this library's: that inner call goes to MPI (in_query). */
+static __thread int in_query;
 
 NARMA_PMPI_API int MPI_Query_thread(int *provided)
 {
     int rc = PMPI_Query_thread(provided);
-    if (rc == MPI_SUCCESS && *provided > MPI_THREAD_SERIALIZED) *provided = MPI_THREAD_SERIALIZED;
-    return rc;
+    if (rc != MPI_SUCCESS || in_query || *provided != MPI_THREAD_MULTIPLE) return rc;
+    in_query = 1;
+    int level = MPI_THREAD_MULTIPLE;
+    if (NARMA_Query_thread(&level) == NARMA_SUCCESS) *provided = level;
+    in_query = 0;
+    return MPI_SUCCESS;
+}
+
+NARMA_PMPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc != MPI_SUCCESS) return rc;
+    int level = *provided;
+    if (MPI_Query_thread(&level) == MPI_SUCCESS && level < *provided) *provided = level;
+    pw_set_threaded(*provided);
+    return MPI_SUCCESS;
 }
 
 NARMA_PMPI_API int MPI_Finalize(void)
