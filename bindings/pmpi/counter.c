@@ -5,14 +5,14 @@
 
 #include <pthread.h>
 
-#define PC_WIN(win)                                    \
-    struct pw *p_;                                     \
-    NARMA_Win nw = pw_narma(win, PW_COUNTER, &p_);     \
+#define PC_WIN(win)                                \
+    struct pw *p_;                                 \
+    NARMA_Win nw = pw_narma(win, PW_COUNTER, &p_); \
     if (nw == NARMA_WIN_NULL) return pw_error(win, NARMA_ERR_UNSUPPORTED)
 #define PC_OP(win, expr)       \
     do {                       \
         PC_WIN(win);           \
-        pw_count(&p_->ops, 1);             \
+        pw_count(&p_->ops, 1); \
         PW_RET(win, (expr));   \
     } while (0)
 #define PC_REQ(win, expr, counter)                           \
@@ -21,7 +21,7 @@
         NARMA_Request nr = NARMA_REQUEST_NULL;               \
         int rc_ = (expr);                                    \
         if (rc_ != NARMA_SUCCESS) return pw_error(win, rc_); \
-        pw_count(&p_->counter, 1);                                     \
+        pw_count(&p_->counter, 1);                           \
         return preq_new(nr, 0, win, request);                \
     } while (0)
 
@@ -79,8 +79,8 @@ NARMA_PMPI_API int MPIX_Get_notify(void *oaddr, int ocount, MPI_Datatype otype, 
 }
 
 NARMA_PMPI_API int MPIX_Accumulate_notify(const void *oaddr, int ocount, MPI_Datatype otype,
-                                          int target, MPI_Aint disp, int tcount,
-                                          MPI_Datatype ttype, MPI_Op op, int idx, MPI_Win win)
+                                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+                                          MPI_Op op, int idx, MPI_Win win)
 {
     PC_OP(win, NARMA_Accumulate_notify_idx(oaddr, ocount, otype, target, disp, tcount, ttype, op,
                                            idx, nw));

@@ -75,18 +75,21 @@ struct pw {
 
 /* MPI_THREAD_MULTIPLE (window.c). narma's own calls are thread-safe then (its process lock);
  * what this library adds are its two tables (windows, requests) and the report's counters.
- * pw_threaded turns 1 for good when MPI says the level is MPI_THREAD_MULTIPLE: at
- * MPI_Init_thread, or at a window's creation (MPI may have been initialised by a caller that
- * bypasses this library's MPI_Init_thread, e.g. the Fortran bindings). Before, no window and no
- * request of narma exists, so the tables are empty. Off, nothing below costs more than a
- * load and a branch. */
+ * pw_threaded turns 1 for good when the level this library reports (MPI's, as
+ * NARMA_Query_thread adjusts it) is MPI_THREAD_MULTIPLE: at MPI_Init_thread, or at a window's
+ * creation (the program may have initialised MPI without this library's MPI_Init_thread, e.g.
+ * with MPI_Init under an MPI whose default level is MULTIPLE, or with NARMA_Init_thread).
+ * Before, no window and no request of narma exists, so the tables are empty. Off, nothing
+ * below costs more than a load and a branch. */
 extern int pw_threaded_flag;
-static inline int pw_threaded(void) { return __atomic_load_n(&pw_threaded_flag, __ATOMIC_RELAXED); }
+static inline int pw_threaded(void) { return __atomic_load_n(&pw_threaded_flag, __ATOMIC_ACQUIRE); }
 void pw_thread_check(void);
-/* The tables' mutex, taken only when pw_threaded(); never held across a call into MPI or
- * narma (MPI calls into the request table with its own lock held: q_free). */
-void pw_lock(void);
-void pw_unlock(void);
+/* The tables' mutex, taken only when pw_threaded() (returns whether it was: pass that to
+ * pw_unlock, so that a flag turning on in between never unlocks a mutex not locked). Never
+ * held across a call into MPI or narma (MPI calls into the request table with its own lock
+ * held: q_free). */
+int pw_lock(void);
+void pw_unlock(int locked);
 /* A report counter (threads may count on one window at once). */
 static inline void pw_count(uint64_t *c, uint64_t n)
 {

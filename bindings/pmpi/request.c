@@ -30,12 +30,13 @@ struct preq {
 };
 
 /* The table: a request is one thread's at a time (MPI's rule), the table everybody's, under
- * pw_lock when threads are on. preq_live is read without it (0 stays 0 unless a thread adds
- * a request of its own). */
+ * pw_lock when threads are on. preq_live is read without it; stored with release after the
+ * threads flag turned on (window creation, before any request exists), so a thread that sees
+ * it non-zero also sees the flag and takes the lock. */
 static int preq_live;
 static struct preq *pq[PQ_BUCKETS];
 
-int preq_any(void) { return __atomic_load_n(&preq_live, __ATOMIC_RELAXED) != 0; }
+int preq_any(void) { return __atomic_load_n(&preq_live, __ATOMIC_ACQUIRE) != 0; }
 
 static inline unsigned pq_bucket(MPI_Request r)
 {
@@ -49,11 +50,11 @@ static inline unsigned pq_bucket(MPI_Request r)
 static struct preq *pq_find(MPI_Request r)
 {
     if (!preq_any() || r == MPI_REQUEST_NULL) return NULL;
-    pw_lock();
+    int locked = pw_lock();
     struct preq *q = pq[pq_bucket(r)];
     while (q != NULL && q->handle != r)
         q = q->next;
-    pw_unlock();
+    pw_unlock(locked);
     return q;
 }
 
@@ -84,15 +85,15 @@ static int q_query(void *extra, MPI_Status *st)
 static int q_free(void *extra) /* MPI freed the handle: it leaves the table */
 {
     struct preq *q = extra;
-    pw_lock();
+    int locked = pw_lock();
     struct preq **pp = &pq[pq_bucket(q->handle)];
     while (*pp != NULL && *pp != q)
         pp = &(*pp)->next;
     if (*pp == q) {
         *pp = q->next;
-        __atomic_store_n(&preq_live, preq_live - 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&preq_live, preq_live - 1, __ATOMIC_RELEASE);
     }
-    pw_unlock();
+    pw_unlock(locked);
     if (q->nr != NARMA_REQUEST_NULL) NARMA_Request_free(&q->nr);
     free(q);
     return MPI_SUCCESS;
@@ -119,11 +120,11 @@ int preq_new(NARMA_Request nr, int persistent, MPI_Win win, MPI_Request *out)
     }
     q->handle = *out;
     unsigned b = pq_bucket(q->handle);
-    pw_lock();
+    int locked = pw_lock();
     q->next = pq[b];
     pq[b] = q;
-    __atomic_store_n(&preq_live, preq_live + 1, __ATOMIC_RELAXED);
-    pw_unlock();
+    __atomic_store_n(&preq_live, preq_live + 1, __ATOMIC_RELEASE);
+    pw_unlock(locked);
     return MPI_SUCCESS;
 }
 

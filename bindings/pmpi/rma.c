@@ -10,13 +10,13 @@
 #define PW_OP(win, call, pmpi_expr, narma_expr) \
     do {                                        \
         PW_WIN(win, call, pmpi_expr);           \
-        pw_count(&p_->ops, 1);                              \
+        pw_count(&p_->ops, 1);                  \
         PW_RET(win, narma_expr);                \
     } while (0)
 #define PW_EPOCH(win, call, pmpi_expr, narma_expr, opens) \
     do {                                                  \
         PW_WIN(win, call, pmpi_expr);                     \
-        pw_count(&p_->epochs, (opens));                          \
+        pw_count(&p_->epochs, (opens));                   \
         PW_RET(win, narma_expr);                          \
     } while (0)
 /* A request-based call: the narma request behind a new MPI_Request. */
@@ -26,7 +26,7 @@
         NARMA_Request nr = NARMA_REQUEST_NULL;                        \
         int rc_ = (narma_expr);                                       \
         if (rc_ != NARMA_SUCCESS) return pw_error(win, rc_);          \
-        pw_count(&p_->counter, 1);                                              \
+        pw_count(&p_->counter, 1);                                    \
         return preq_new(nr, persistent, win, request);                \
     } while (0)
 

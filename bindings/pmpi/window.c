@@ -20,14 +20,16 @@ static int mode = -1;   /* NARMA_PMPI: 1 carry windows (default), 0 pass everyth
 int pw_threaded_flag;
 static pthread_mutex_t pw_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-void pw_lock(void)
+int pw_lock(void)
 {
-    if (pw_threaded()) pthread_mutex_lock(&pw_mutex);
+    if (!pw_threaded()) return 0;
+    pthread_mutex_lock(&pw_mutex);
+    return 1;
 }
 
-void pw_unlock(void)
+void pw_unlock(int locked)
 {
-    if (pw_threaded()) pthread_mutex_unlock(&pw_mutex);
+    if (locked) pthread_mutex_unlock(&pw_mutex);
 }
 
 /* The flag turns on once and never off: at MPI_Init_thread, or at the first window's creation
@@ -39,7 +41,7 @@ static void pw_set_threaded(int provided)
     if (provided == MPI_THREAD_MULTIPLE && !pw_threaded()) {
         /* Taking the mutex once publishes the flag to a thread that takes it next. */
         pthread_mutex_lock(&pw_mutex);
-        __atomic_store_n(&pw_threaded_flag, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&pw_threaded_flag, 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&pw_mutex);
     }
 }
@@ -95,28 +97,28 @@ static struct pw *pw_add(MPI_Win handle, NARMA_Win nw, int flavor, const char *w
     p->nw = nw;
     p->flavor = flavor;
     p->why = why;
-    pw_lock();
+    int locked = pw_lock();
     p->id = nwin++;
     unsigned b = bucket_of(handle);
     p->next = buckets[b];
     buckets[b] = p;
     p->older = all;
     all = p;
-    pw_unlock();
+    pw_unlock(locked);
     return p;
 }
 
 /* The window leaves the table (MPI may reuse its handle); its record stays for the report. */
 static void pw_forget(struct pw *p)
 {
-    pw_lock();
+    int locked = pw_lock();
     struct pw **pp = &buckets[bucket_of(p->handle)];
     while (*pp != p)
         pp = &(*pp)->next;
     *pp = p->next;
     if (last == p) last = NULL;
     p->freed = 1;
-    pw_unlock();
+    pw_unlock(locked);
 }
 
 /* ---- errors ---- */
@@ -546,18 +548,14 @@ void pw_report(void)
 
 /* The level is MPI's, as narma reports it: MPI_THREAD_MULTIPLE stays MULTIPLE (narma's process
  * lock is on, and this library's tables are guarded then) unless narma's lock was turned off
- * (NARMA_THREADS=off: MPI_THREAD_SERIALIZED). NARMA_Query_thread asks MPI_Query_thread, which
- * is this library's: that inner call goes to MPI (in_query). */
-static __thread int in_query;
-
+ * (NARMA_THREADS=off: MPI_THREAD_SERIALIZED). Asking narma initialises it (local set-up, no
+ * communication) if nothing did yet; narma itself asks MPI by the PMPI_ name, never here. */
 NARMA_PMPI_API int MPI_Query_thread(int *provided)
 {
     int rc = PMPI_Query_thread(provided);
-    if (rc != MPI_SUCCESS || in_query || *provided != MPI_THREAD_MULTIPLE) return rc;
-    in_query = 1;
+    if (rc != MPI_SUCCESS || *provided != MPI_THREAD_MULTIPLE) return rc;
     int level = MPI_THREAD_MULTIPLE;
     if (NARMA_Query_thread(&level) == NARMA_SUCCESS) *provided = level;
-    in_query = 0;
     return MPI_SUCCESS;
 }
 

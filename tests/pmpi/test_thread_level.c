@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     int mpi_level = -1;
     CHECK_MPI(PMPI_Query_thread(&mpi_level));
     const char *threads = getenv("NARMA_THREADS"), *pmpi = getenv("NARMA_PMPI");
-    int lock_off = threads != NULL && strcmp(threads, "off") == 0;
+    int lock_off = threads != NULL && (strcmp(threads, "off") == 0 || strcmp(threads, "0") == 0);
     int passthrough = pmpi != NULL && strcmp(pmpi, "off") == 0;
     /* narma answers even when it carries no window (NARMA_PMPI=off): the program may still
      * call narma's API through MPIX_ calls */

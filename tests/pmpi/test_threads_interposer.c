@@ -5,8 +5,9 @@
  *  - each thread, on its own duplicate of MPI_COMM_WORLD, makes a window (allocate, create
  *    over its own array, dynamic with one attached region, in turn) while the others use and
  *    free theirs: the window table changes under the other threads' lookups. Creation and
- *    MPI_Win_free themselves take turns (thread 0, 1, 2, 3 each round, the same order on every
- *    rank, as collectives on several communicators must be): MPICH 5.0.2 does not survive
+ *    MPI_Win_free themselves take turns (each round: creation by thread 0, 1, 2, 3, then free
+ *    by thread 0, 1, 2, 3, the same order on every rank, as collectives on several
+ *    communicators must be): MPICH 5.0.2 does not survive
  *    them at once, without narma too (the passthrough run: "Assertion failed in
  *    mpidu_shm_alloc.c: shm_seg != NULL" in MPI_Win_free, or a crash in MPI_Finalize, in
  *    about 1 run in 10 at 4 ranks). narma's own creation from several threads at once is
@@ -33,23 +34,24 @@ static int *counter_mem;
 static unsigned char *seen; /* rank 0: fetched values */
 static long *fetched;       /* per thread: values it fetched, sent to rank 0 at the end */
 static int nfetch;          /* per thread per round */
-/* Turns for window creation and MPI_Win_free (see the header): the next (round, thread). */
+/* Turns for window creation and MPI_Win_free (see the header): one sequence per rank,
+ * (round, kind, thread) in order, kind 0 creation and 1 free. */
 static pthread_mutex_t turn_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
-static long turn[2]; /* [0] creation, [1] free: round * NT + thread */
+static long turn;
 
 static void turn_wait(int kind, int round, int t)
 {
     pthread_mutex_lock(&turn_mutex);
-    while (turn[kind] != (long)round * NT + t)
+    while (turn != ((long)round * 2 + kind) * NT + t)
         pthread_cond_wait(&turn_cond, &turn_mutex);
     pthread_mutex_unlock(&turn_mutex);
 }
 
-static void turn_next(int kind)
+static void turn_next(void)
 {
     pthread_mutex_lock(&turn_mutex);
-    turn[kind]++;
+    turn++;
     pthread_cond_broadcast(&turn_cond);
     pthread_mutex_unlock(&turn_mutex);
 }
@@ -76,7 +78,7 @@ static void thread_round(int t, int round, MPI_Comm comm, long *out)
         CHECK_MPI(MPI_Win_attach(win, mem, SLOTS * sizeof(int)));
         CHECK_MPI(MPI_Get_address(mem, &base_addr));
     }
-    turn_next(0);
+    turn_next();
     test_errors_return(win);
     for (int i = 0; i < SLOTS; i++)
         mem[i] = -1;
@@ -135,7 +137,7 @@ static void thread_round(int t, int round, MPI_Comm comm, long *out)
     if (flavor == 2) CHECK_MPI(MPI_Win_detach(win, mem));
     turn_wait(1, round, t);
     CHECK_MPI(MPI_Win_free(&win));
-    turn_next(1);
+    turn_next();
     free(own);
 #undef AT
 }
@@ -189,6 +191,9 @@ int main(int argc, char **argv)
                          MPI_COMM_WORLD));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (test_rank == 0) {
+        /* this rank's own counter, read in an epoch on it */
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, counter_win));
+        CHECK_MPI(MPI_Win_sync(counter_win));
         CHECK(*(long *)counter_mem == total, "counter %ld, expected %ld", *(long *)counter_mem,
               total);
         seen = calloc((size_t)total, 1);
@@ -196,10 +201,11 @@ int main(int argc, char **argv)
         for (long i = 0; i < total; i++) {
             CHECK(all[i] >= 0 && all[i] < total && !seen[all[i]], "value %ld fetched %s", all[i],
                   all[i] >= 0 && all[i] < total ? "twice" : "out of range");
-            seen[all[i]] = 1;
+            if (all[i] >= 0 && all[i] < total) seen[all[i]] = 1;
         }
         free(seen);
         free(all);
+        CHECK_MPI(MPI_Win_unlock(0, counter_win));
     }
     free(fetched);
     CHECK_MPI(MPI_Win_free(&counter_win));
