@@ -38,12 +38,7 @@ void pw_unlock(int locked)
  * can be inside a table unlocked when it turns on. */
 static void pw_set_threaded(int provided)
 {
-    if (provided == MPI_THREAD_MULTIPLE && !pw_threaded()) {
-        /* Taking the mutex once publishes the flag to a thread that takes it next. */
-        pthread_mutex_lock(&pw_mutex);
-        __atomic_store_n(&pw_threaded_flag, 1, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&pw_mutex);
-    }
+    if (provided == MPI_THREAD_MULTIPLE) __atomic_store_n(&pw_threaded_flag, 1, __ATOMIC_RELEASE);
 }
 
 void pw_thread_check(void)
@@ -82,10 +77,9 @@ static struct pw *find_unlocked(MPI_Win win)
 
 struct pw *pw_find(MPI_Win win)
 {
-    if (!pw_threaded()) return find_unlocked(win);
-    pthread_mutex_lock(&pw_mutex);
+    int locked = pw_lock();
     struct pw *p = find_unlocked(win);
-    pthread_mutex_unlock(&pw_mutex);
+    pw_unlock(locked);
     return p;
 }
 
@@ -563,8 +557,7 @@ NARMA_PMPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *p
 {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc != MPI_SUCCESS) return rc;
-    int level = *provided;
-    if (MPI_Query_thread(&level) == MPI_SUCCESS && level < *provided) *provided = level;
+    MPI_Query_thread(provided); /* MPI's level again, as narma adjusts it */
     pw_set_threaded(*provided);
     return MPI_SUCCESS;
 }

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     int mpi_level = -1, level = -1;
     CHECK_MPI(MPI_Query_thread(&mpi_level));
     const char *env = getenv("NARMA_THREADS");
-    const int off = env != NULL && strcmp(env, "off") == 0;
+    const int off = env != NULL && (strcmp(env, "off") == 0 || strcmp(env, "0") == 0);
     const int want = mpi_level == MPI_THREAD_MULTIPLE && off ? MPI_THREAD_SERIALIZED : mpi_level;
     CHECK(provided == want, "NARMA_Init_thread provided %d, MPI gives %d: want %d", provided,
           mpi_level, want);

@@ -30,6 +30,7 @@
  * and under MPI_THREAD_MULTIPLE these windows are the mpi transport's, i.e. MPI windows.
  */
 #include "threads.h"
+#include "../turns.h"
 
 #include <sched.h>
 
@@ -69,29 +70,8 @@ static uint64_t stores, misses;
 static uint64_t rows[NROW][ROWLEN] __attribute__((aligned(PAGE))); /* 2 KiB: one page */
 static MPI_Comm row_comm[NROW];
 static long row_rounds;
-/* Turns (MPICH only, see the header): the next (round, kind, thread), kind 0 create, 1 free. */
-static int row_turns;
-static pthread_mutex_t turn_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
-static long turn;
-
-static void turn_wait(int kind, long round, int t)
-{
-    if (!row_turns) return;
-    pthread_mutex_lock(&turn_mutex);
-    while (turn != (round * 2 + kind) * NROW + t)
-        pthread_cond_wait(&turn_cond, &turn_mutex);
-    pthread_mutex_unlock(&turn_mutex);
-}
-
-static void turn_next(void)
-{
-    if (!row_turns) return;
-    pthread_mutex_lock(&turn_mutex);
-    turn++;
-    pthread_cond_broadcast(&turn_cond);
-    pthread_mutex_unlock(&turn_mutex);
-}
+/* Creation and free take turns under MPICH only (see the header). */
+static struct test_turns row_turns = TEST_TURNS_INIT(NROW);
 
 static uint64_t *nb_lo(void) { return (uint64_t *)block; }
 static uint64_t *nb_hi(void) { return (uint64_t *)(block + WEND); }
@@ -220,9 +200,9 @@ static void row_thread(void *arg, int t)
         for (int e = 0; e < ROWLEN; e++)
             __atomic_store_n(&row[e], row_value(rank, round, t, e), __ATOMIC_RELAXED);
         NARMA_Win win;
-        turn_wait(0, round, t);
+        test_turn_wait(&row_turns, round, 0, t);
         CHECK_RC(NARMA_Win_create(row, sizeof rows[t], 8, MPI_INFO_NULL, row_comm[t], &win));
-        turn_next();
+        test_turn_next(&row_turns);
         row_check(row, rank, round, t, "this thread's stores, after NARMA_Win_create");
         MPI_Barrier(row_comm[t]);
         for (int e = 0; e < ROWLEN; e++)
@@ -232,9 +212,9 @@ static void row_thread(void *arg, int t)
         CHECK_RC(NARMA_Win_unlock_all(win));
         MPI_Barrier(row_comm[t]);
         row_check(row, size + peer, round, t, "the peer's put");
-        turn_wait(1, round, t);
+        test_turn_wait(&row_turns, round, 1, t);
         CHECK_RC(NARMA_Win_free(&win));
-        turn_next();
+        test_turn_next(&row_turns);
         row_check(row, size + peer, round, t, "the peer's put, after NARMA_Win_free");
     }
 }
@@ -272,7 +252,7 @@ int main(int argc, char **argv)
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int liblen = 0;
     CHECK_MPI(MPI_Get_library_version(lib, &liblen));
-    row_turns = strstr(lib, "MPICH") != NULL;
+    row_turns.enabled = strstr(lib, "MPICH") != NULL;
     for (int t = 0; t < NROW; t++)
         CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &row_comm[t]));
     thr_run(NROW, row_thread, NULL);
@@ -280,6 +260,6 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Comm_free(&row_comm[t]));
     if (rank == 0)
         printf("# %d threads x %ld rounds of windows over rows of one page%s\n", NROW, row_rounds,
-               row_turns ? " (MPICH: creation and free take turns)" : "");
+               row_turns.enabled ? " (MPICH: creation and free take turns)" : "");
     return test_finish();
 }

@@ -22,6 +22,8 @@
  */
 #include "common.h"
 
+#include "../turns.h"
+
 #include <pthread.h>
 
 #define NT    4
@@ -34,27 +36,7 @@ static int *counter_mem;
 static unsigned char *seen; /* rank 0: fetched values */
 static long *fetched;       /* per thread: values it fetched, sent to rank 0 at the end */
 static int nfetch;          /* per thread per round */
-/* Turns for window creation and MPI_Win_free (see the header): one sequence per rank,
- * (round, kind, thread) in order, kind 0 creation and 1 free. */
-static pthread_mutex_t turn_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
-static long turn;
-
-static void turn_wait(int kind, int round, int t)
-{
-    pthread_mutex_lock(&turn_mutex);
-    while (turn != ((long)round * 2 + kind) * NT + t)
-        pthread_cond_wait(&turn_cond, &turn_mutex);
-    pthread_mutex_unlock(&turn_mutex);
-}
-
-static void turn_next(void)
-{
-    pthread_mutex_lock(&turn_mutex);
-    turn++;
-    pthread_cond_broadcast(&turn_cond);
-    pthread_mutex_unlock(&turn_mutex);
-}
+static struct test_turns turns = TEST_TURNS_INIT(NT); /* see the header */
 
 static void thread_round(int t, int round, MPI_Comm comm, long *out)
 {
@@ -63,7 +45,7 @@ static void thread_round(int t, int round, MPI_Comm comm, long *out)
     int *mem = NULL, *own = NULL;
     MPI_Aint base_addr = 0;
     MPI_Win win;
-    turn_wait(0, round, t);
+    test_turn_wait(&turns, round, 0, t);
     if (flavor == 0) {
         CHECK_MPI(
             MPI_Win_allocate(SLOTS * sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &mem, &win));
@@ -78,7 +60,7 @@ static void thread_round(int t, int round, MPI_Comm comm, long *out)
         CHECK_MPI(MPI_Win_attach(win, mem, SLOTS * sizeof(int)));
         CHECK_MPI(MPI_Get_address(mem, &base_addr));
     }
-    turn_next();
+    test_turn_next(&turns);
     test_errors_return(win);
     for (int i = 0; i < SLOTS; i++)
         mem[i] = -1;
@@ -135,9 +117,9 @@ static void thread_round(int t, int round, MPI_Comm comm, long *out)
     CHECK_MPI(MPI_Win_unlock(test_rank, win));
     CHECK_MPI(MPI_Barrier(comm)); /* nobody reads this window any more */
     if (flavor == 2) CHECK_MPI(MPI_Win_detach(win, mem));
-    turn_wait(1, round, t);
+    test_turn_wait(&turns, round, 1, t);
     CHECK_MPI(MPI_Win_free(&win));
-    turn_next();
+    test_turn_next(&turns);
     free(own);
 #undef AT
 }

@@ -35,13 +35,13 @@ MPI``, or ``MPI4PY_RC_THREAD_LEVEL``); there is no ``narma.Init_thread`` (see Qu
   ``Unlock_all`` ...), ``Free``, ``Set_num_notify``, ``Attach``/``Detach``, ``Set_info``,
   ``Set_errhandler`` and a halo plan's calls stay one thread at a time per window (per plan).
   The lock serialises narma's work (threads overlap their computation, not narma's) and costs
-  13.5 ns per call uncontended (docs/performance.md, "Threads"). ``Win.Create`` memory is then not moved onto shared memory, so
-  such windows use the ``mpi`` transport (and ``Attach``-ed regions are reached through the
-  kernel), unless ``NARMA_SHM_CREATE=1`` says no other thread writes to those pages while
-  windows are created, attached or freed (UCX's memory hooks, on in the MPICH wheel unless
-  ``UCX_MEM_EVENTS=no``, keep them off shared memory at every level); and MPICH's own one-sided
-  calls, which the ``mpi`` transport makes, are several times slower under
-  ``MPI_THREAD_MULTIPLE``.
+  13.5 ns per call uncontended (docs/performance.md, "Threads"). ``Win.Create`` memory is then
+  not moved onto shared memory, so such windows use the ``mpi`` transport (and ``Attach``-ed
+  regions are reached through the kernel), unless ``NARMA_SHM_CREATE=1`` says no other thread
+  writes to those pages while windows are created, attached or freed (UCX's memory hooks, on
+  in the MPICH wheel unless ``UCX_MEM_EVENTS=no``, keep them off shared memory at every level);
+  and MPICH's own one-sided calls, which the ``mpi`` transport makes, are several times slower
+  under ``MPI_THREAD_MULTIPLE``.
 - Below it (``mpi4py.rc.thread_level = "funneled"`` or ``"serialized"`` before importing
   ``mpi4py.MPI``), or with ``NARMA_THREADS=off`` (``Query_thread`` then says
   ``THREAD_SERIALIZED``): no lock, and one thread at a time calls narma (the main thread under
