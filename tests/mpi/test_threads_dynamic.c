@@ -1,7 +1,7 @@
-/* narma-test: np=2 transports=shm,mpi timeout=300 */
-/* 2 ranks only: at 4 oversubscribed ranks on Open MPI 5 (mpi transport, whose dynamic accesses
- * Open MPI refuses while its view of the regions lags: retried, holding the process lock) one
- * run took over 5 minutes on the loaded 2-core machine (27 Nov); to be looked at, not hidden. */
+/* narma-test: np=2,3,4 transports=shm,mpi timeout=300 */
+/* At 3 and 4 ranks on Open MPI 5 (mpi transport) this test hung for good until the transport's
+ * waits drove MPI's progress (mpi_poke in src/transport/mpi/mpi.c): a rank waiting for a
+ * peer's table update never served the accesses that peer's own flush waited for. */
 /*
  * A dynamic window under MPI_THREAD_MULTIPLE: on every rank one thread attaches and detaches
  * regions over and over (attach/detach are one thread at a time per window) while 3 threads

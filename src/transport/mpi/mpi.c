@@ -590,14 +590,29 @@ static int narmat_mpi_win_free(struct narmat_win *w)
     return rc;
 }
 
+/* Drive MPI's progress engine: a probe on the window's private communicator,
+ * which carries no messages. Every loop of this transport that waits for another
+ * process calls it, because the peer it waits for may itself be waiting for this
+ * process: Open MPI's osc/rdma completes some accesses to a target (over btl/sm,
+ * by active messages) only when the target's MPI progresses, and MPI_Win_flush
+ * with nothing outstanding does not progress it. Three ranks hung for good
+ * without it (test_threads_dynamic: one waiting here for a peer's table update,
+ * that peer stuck in a flush behind accesses the first one had to serve). */
+static void mpi_poke(const struct narmat_win *w)
+{
+    int flag;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
+}
+
 /* Open MPI's osc/rdma can refuse an access to a dynamic window with
  * MPI_ERR_RMA_RANGE although the target's MPI_Win_attach returned before the
  * target published the region in the table narma checked the access against
  * (open-mpi/ompi#8475: the origin's view of the target's regions lags). Such a
  * refusal is retried, yielding, for up to a second; any other error, or one on
  * a window that is not dynamic, is returned at once. Returns 1 to retry. */
-static int dyn_refused(const struct narmat_mpi *t, int mrc, double *since)
+static int dyn_refused(const struct narmat_win *w, int mrc, double *since)
 {
+    const struct narmat_mpi *t = w->tp;
     int cls = MPI_ERR_OTHER;
     if (t->ntabs == 0 || MPI_Error_class(mrc, &cls) != MPI_SUCCESS || cls != MPI_ERR_RMA_RANGE)
         return 0;
@@ -609,16 +624,17 @@ static int dyn_refused(const struct narmat_mpi *t, int mrc, double *since)
                             "narma knows of (MPI_ERR_RMA_RANGE); retrying\n");
     }
     if (now - *since > 1.0) return 0;
+    mpi_poke(w);
     sched_yield();
     return 1;
 }
 
-/* One MPI data call on t->data, retried while dyn_refused says so. */
-#define DATA_MPI(t, call)                                                     \
+/* One MPI data call on window w's data window, retried while dyn_refused says so. */
+#define DATA_MPI(w, call)                                                     \
     do {                                                                      \
         double since_ = -1;                                                   \
         int m_;                                                               \
-        while ((m_ = (call)) != MPI_SUCCESS && dyn_refused((t), m_, &since_)) \
+        while ((m_ = (call)) != MPI_SUCCESS && dyn_refused((w), m_, &since_)) \
             ;                                                                 \
         if (m_ != MPI_SUCCESS) return narmau_mpi_error(m_);                   \
     } while (0)
@@ -802,7 +818,8 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             MPI_Fetch_and_op(&none, &v1, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
         NARMAU_MPI(MPI_Win_flush(target, t->ctl));
         c->subscribed = 1;
-        if (v1 & 1) {                   /* the owner is between its two version writes */
+        if (v1 & 1) { /* the owner is between its two version writes */
+            mpi_poke(w);
             narmau_wait_step_keep(&wt); /* another thread must not refresh c meanwhile */
             continue;
         }
@@ -821,7 +838,7 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
         }
         if (n > 0) {
             /* A table the target attached just now: MPI may not know it yet (dyn_refused). */
-            DATA_MPI(t, MPI_Get_accumulate(NULL, 0, MPI_AINT, c->r, 2 * n, MPI_AINT, target, hdr[0],
+            DATA_MPI(w, MPI_Get_accumulate(NULL, 0, MPI_AINT, c->r, 2 * n, MPI_AINT, target, hdr[0],
                                            2 * n, MPI_AINT, MPI_NO_OP, t->data));
             NARMAU_MPI(MPI_Win_flush(target, t->data));
         }
@@ -833,6 +850,7 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             break;
         }
         c->n = 0; /* torn: never used */
+        mpi_poke(w);
         narmau_wait_step_keep(&wt);
     }
     c->inval = inval;
@@ -1120,7 +1138,7 @@ static int split_issue(struct narmat_win *w, const struct piece *p, int np, int 
                 else
                     m = MPI_Get_accumulate(oaddr, oc, on, raddr, 1, rt, target, p[i].t, 1, tt, op,
                                            t->data);
-            } while (m != MPI_SUCCESS && dyn_refused(t, m, &since));
+            } while (m != MPI_SUCCESS && dyn_refused(w, m, &since));
             if (m != MPI_SUCCESS) rc = narmau_mpi_error(m);
         }
         if (tt != MPI_DATATYPE_NULL) MPI_Type_free(&tt);
@@ -1223,9 +1241,9 @@ static int data_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Dat
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
-        DATA_MPI(t, MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+        DATA_MPI(w, MPI_Rput(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
-        DATA_MPI(t, MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+        DATA_MPI(w, MPI_Put(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
@@ -1239,9 +1257,9 @@ static int data_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype 
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (mreq)
-        DATA_MPI(t, MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
+        DATA_MPI(w, MPI_Rget(oaddr, ocount, otype, target, disp, tcount, ttype, t->data, mreq));
     else
-        DATA_MPI(t, MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
+        DATA_MPI(w, MPI_Get(oaddr, ocount, otype, target, disp, tcount, ttype, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
 
@@ -1256,15 +1274,15 @@ static int data_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Dat
     if (rc || done) return rc;
     t->dirty[target] = 1;
     if (raddr == NULL && mreq)
-        DATA_MPI(t, MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data,
+        DATA_MPI(w, MPI_Raccumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data,
                                     mreq));
     else if (raddr == NULL)
-        DATA_MPI(t, MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
+        DATA_MPI(w, MPI_Accumulate(oaddr, ocount, otype, target, disp, tcount, ttype, op, t->data));
     else if (mreq)
-        DATA_MPI(t, MPI_Rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+        DATA_MPI(w, MPI_Rget_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                                         tcount, ttype, op, t->data, mreq));
     else
-        DATA_MPI(t, MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+        DATA_MPI(w, MPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
                                        tcount, ttype, op, t->data));
     return complete ? narmat_mpi_local_done(t, target, mreq) : NARMA_SUCCESS;
 }
@@ -1297,7 +1315,7 @@ static int narmat_mpi_cas(struct narmat_win *w, const void *oaddr, const void *c
     struct narmat_mpi *t = tp_of(w);
     disp = mpi_disp(w, t, target, disp);
     t->dirty[target] = 1;
-    DATA_MPI(t, MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
+    DATA_MPI(w, MPI_Compare_and_swap(oaddr, caddr, raddr, type, target, disp, t->data));
     return narmat_mpi_local_done(t, target, NULL);
 }
 
@@ -1623,9 +1641,8 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
         /* MPI_Win_sync does not drive MPI's progress engine (MPICH 5); a
          * probe on the window's private communicator, which carries no
          * messages, does: remote flushes on Win_create windows wait for it. */
-        int flag;
         t->polls = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
+        mpi_poke(w);
     }
     /* Records from different origins are delivered in timestamp order (see "Arrival order" at
      * the top of the file): a first pass finds records, a second pass finds those whose
