@@ -17,7 +17,7 @@
  *              grant[size], done[size]   (each padded to whole lines)
  *              credit[size]: credit[t] = how far target t consumed my
  *                            sub-ring there (written by t, read by me)
- *              ring: size sub-rings (one per origin) x slots x 56-byte records
+ *              ring: size sub-rings (one per origin) x slots x 64-byte records
  *     dynamic windows only (see "Attached regions" below):
  *     2 lines  {table version (seqlock)}, {invalidation counter}
  *              subscriber bitmap: one bit per rank (padded to whole lines)
@@ -43,30 +43,25 @@
  *              bytes), take position pos, fill the record in my own copy of
  *              the sub-ring (kept until the slot comes round again);
  *           3. flush the data window to the target (the data is complete),
- *              then write the record with ONE MPI_Accumulate(MPI_REPLACE) of
- *              seven uint64 words and flush ctl:
- *                w0 = pos + 1                      (the sequence number)
- *                w1 = chk << 32 | ctr << 31 | src  (ctr: tag is a counter index)
- *                w2 = chk << 32 | kind << 30 | tag (tags are 30 bits)
- *                w3 = chk << 32 | bytes & 0xffffffff
- *                w4 = chk << 32 | bytes >> 32
- *                w5 = chk << 32 | ts & 0xffffffff  (CLOCK_MONOTONIC, ns)
- *                w6 = chk << 32 | ts >> 32
- *              with chk = (uint32_t)(pos + 1). Accumulate makes each word
- *              atomic but not the seven together, so every word carries the
- *              check value: the record is there when all seven agree.
- *           A notified access costs two flushes, one Put/Get/Accumulate and
- *           one Accumulate: the same network operations as MPI's own idiom
- *           (Put, flush, Put flag, flush); 0.1.0 added a Fetch_and_op round
- *           trip and a third flush. Step 3 is written for several queued
- *           records (one Accumulate per contiguous run of slots), but the
- *           contract (transport.h: complete with the notification on return)
- *           makes every access write its own at once.
+ *              then write the record with ONE MPI_Put of a 64-byte record
+ *              (record.h: sequence number pos + 1, source, kind, tag, size,
+ *              time, and a 64-bit check word hashing the rest) and flush ctl.
+ *              A Put is not atomic, not even word by word: the reader checks
+ *              the whole record (see "Torn and stale records").
+ *           A notified access costs two flushes and two Puts (or one
+ *           Get/Accumulate and one Put): the same network operations as MPI's
+ *           own idiom (Put, flush, Put flag, flush); 0.1.0 added a
+ *           Fetch_and_op round trip and a third flush, and until layout 4 the
+ *           record was an MPI_Accumulate, which MPICH serialises on one
+ *           process-shared mutex per window (docs/performance.md). Step 3 is
+ *           written for several queued records (one Put per contiguous run of
+ *           slots), but the contract (transport.h: complete with the
+ *           notification on return) makes every access write its own at once.
  *   reader  (poll) MPI_Win_sync(ctl); for every sub-ring o, from head[o]:
  *           acquire-load the words (separate model: Fetch_and_op(NO_OP) on
- *           self); a record is whole when w0 == head + 1, every chk matches
- *           and src == o. MPI_Win_sync(data) once (the writer completed the
- *           data before the record: make it visible to the program's loads),
+ *           self); a record is whole when its sequence number is head + 1,
+ *           its check word matches (narmat_mpi_rec_whole) and src == o. MPI_Win_sync(data) once
+ * (the writer completed the data before the record: make it visible to the program's loads),
  *           head[o]++, deliver through cb (unless kind is 0 = void). Once
  *           head[o] is slots/4 (at least 1) past the credit last returned to
  *           o, the reader returns credit: MPI_Accumulate(REPLACE) of head[o]
@@ -86,7 +81,7 @@
  * finds them), a full sub-ring (reserve writes them before it looks for
  * credit), this process's next poll (progress: any narma call that waits), or
  * Win_free. 64 notified puts and one flush cost 64 Puts, one data flush, one
- * Accumulate of 64 records and one ctl flush, instead of 64 of each. The origin
+ * Put of 64 records and one ctl flush, instead of 64 of each. The origin
  * buffer is reusable after that flush (MPI_Put's rule), so the R* forms flush
  * locally before their request completes. Records written by progress that
  * fail report at the next flush.
@@ -112,25 +107,31 @@
  * (NARMA_TEST_NOTIFY_FAIL exercises this). Only a failure of ctl itself in
  * step 3 leaves a hole.
  *
- * Torn and stale records can never pass for a new one: each word is written
- * atomically (MPI_Accumulate with REPLACE is element-wise atomic; a plain Put
- * of a record would not be: the reader could see some bytes), a reader
- * accepts a record only when the seven words carry the same chk and w0 is the
- * expected sequence number, so any mix of the new record's words with the
- * slot's previous contents is refused (the previous record in a slot has seq
- * pos + 1 - slots and chk (uint32_t)(pos + 1 - slots), both different since
- * slots < 2^32; zeroed slots have w0 == 0, never a valid seq). Nothing is
+ * Torn and stale records are refused. MPI_Put makes no atomicity promise, so
+ * the reader may load any mix of the new record's bytes with the slot's
+ * previous contents (the record of position pos - slots, or zeros). It accepts
+ * a record only when w0 is the expected sequence number pos + 1 and the check
+ * word equals the 64-bit hash of the other words (record.h). The previous
+ * record has seq pos + 1 - slots (never equal: slots >= 1) and a zeroed slot
+ * w0 == 0, never a valid seq; a torn read whose bytes happen to form the
+ * expected seq still holds a word that differs from the new record's, or an
+ * old or mixed check word, and passes only if 64 hash bits collide (about
+ * 2^-64 per torn read, and a torn read needs the reader to load the slot while
+ * the Put lands). tests/unit/test_mpi_record.c tears records at every word and
+ * byte boundary. Layouts 1-3 wrote seven words with MPI_Accumulate, a 32-bit
+ * check in each: atomic word by word, but MPICH serialises accumulates on one
+ * mutex per window (on MPICH here: 400 ns per notified put, 240 with a Put). Nothing is
  * overwritten early: a writer fills slot pos only after the reader returned
  * credit > pos - slots, i.e. after it copied out that slot's previous record.
  * test_notify_torn drives many origins into one target and checks every
  * payload against its notification.
  *
- * Memory per window and rank: size x slots x 56 bytes of ring, plus 56 bytes
+ * Memory per window and rank: size x slots x 64 bytes of ring, plus 56 bytes
  * of per-peer notification state (credit word, head, credit returned,
  * position, records written, credit seen, a pointer) and, lazily on the first notified access to a
- * target, my copy of that sub-ring (slots x 56 bytes). slots = NARMA_RING_SLOTS / size rounded down
+ * target, my copy of that sub-ring (slots x 64 bytes). slots = NARMA_RING_SLOTS / size rounded down
  * to a power of two, at least NARMAT_MPI_MIN_SUBRING (4): the ring of a target keeps the size
- * NARMA_RING_SLOTS asked for until the ranks outgrow it. At 10^5 ranks: 4 slots per origin, 22 MB
+ * NARMA_RING_SLOTS asked for until the ranks outgrow it. At 10^5 ranks: 4 slots per origin, 26 MB
  * of ring and 5.6 MB of per-peer state per window and rank (NARMA_RING_SLOTS=2 halves the ring).
  * The reader's poll visits every sub-ring (O(size) loads per poll): a summary bitmap would be the
  * next step at scale.
@@ -157,6 +158,7 @@
  * subscriber bitmap; a detach bumps every subscriber's invalidation counter (flushed) before
  * MPI_Win_detach, so a peer access ordered after the detach refetches.
  */
+#include "transport/mpi/record.h"
 #include "transport/transport.h"
 #include "util/atomic.h"
 #include "util/dtype.h"
@@ -169,22 +171,14 @@
 #include <time.h>
 
 #define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION  3
+#define NARMAT_MPI_LAYOUT_VERSION  4
 #define NARMAT_MPI_LINE            64
-#define NARMAT_MPI_REC_WORDS       7
 #define NARMAT_MPI_POLL_MAX        256 /* records one poll orders and delivers at most */
-#define NARMAT_MPI_REC_BYTES       (NARMAT_MPI_REC_WORDS * 8) /* records are packed, not padded */
-#define NARMAT_MPI_MIN_SUBRING     4 /* slots per origin, whatever NARMA_RING_SLOTS / size is */
+#define NARMAT_MPI_MIN_SUBRING     4   /* slots per origin, whatever NARMA_RING_SLOTS / size is */
 #define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
 #define NARMAT_MPI_MAX_REGIONS     (1 << 20)
 #define NARMAT_MPI_MAX_TABLES      40 /* published tables: capacity doubles each time */
-
-/* One ring slot: five words written by one MPI_Accumulate (see the top of the file). */
-struct narmat_mpi_rec {
-    uint64_t w[NARMAT_MPI_REC_WORDS];
-};
-_Static_assert(sizeof(struct narmat_mpi_rec) == NARMAT_MPI_REC_BYTES, "records are packed");
 
 /* Fixed byte offsets inside the ctl window. */
 enum {
@@ -1404,7 +1398,7 @@ static inline MPI_Aint ring_slot(const struct narmat_mpi *t, int origin, uint64_
 
 /* Step 3 of the ring protocol (see the top of the file): complete the data issued to target
  * (the release every flush and control update needs), then write the records not written yet
- * (one Accumulate per contiguous run of slots: at most two) and complete them. If the data
+ * (one Put per contiguous run of slots: at most two) and complete them. If the data
  * flush failed, the records go out void: their positions are taken and the reader must be
  * able to move past them. */
 static int narmat_mpi_send(struct narmat_win *w, int target)
@@ -1419,18 +1413,18 @@ static int narmat_mpi_send(struct narmat_win *w, int target)
     clock_gettime(CLOCK_MONOTONIC, &now);
     uint64_t ts = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
     for (uint64_t p = from; p != to; p++) {
-        uint64_t *r = out[p & (t->slots - 1)].w, chk = r[0] << 32;
-        r[5] = chk | (ts & UINT32_MAX);
-        r[6] = chk | (ts >> 32);
-        if (rc) r[2] &= ~(UINT64_C(3) << 30); /* void (kind 0): keep seq and check values */
+        uint64_t *r = out[p & (t->slots - 1)].w;
+        r[4] = ts;
+        if (rc) r[2] &= ~(UINT64_C(3) << 30); /* void (kind 0): keep seq, src, tag and size */
+        r[NARMAT_MPI_REC_CHECK] = narmat_mpi_rec_check(r);
     }
     t->sent[target] = to;
     while (from != to) {
         uint64_t a = from & (t->slots - 1), n = to - from;
         if (n > t->slots - a) n = t->slots - a;
         int cnt = (int)n * NARMAT_MPI_REC_WORDS;
-        NARMAU_MPI(MPI_Accumulate(out[a].w, cnt, MPI_UINT64_T, target, ring_slot(t, w->rank, from),
-                                  cnt, MPI_UINT64_T, MPI_REPLACE, t->ctl));
+        NARMAU_MPI(MPI_Put(out[a].w, cnt, MPI_UINT64_T, target, ring_slot(t, w->rank, from), cnt,
+                           MPI_UINT64_T, t->ctl));
         from += n;
     }
     NARMAU_MPI(MPI_Win_flush(target, t->ctl));
@@ -1486,16 +1480,15 @@ static int narmat_mpi_enqueue(struct narmat_win *w, int target, int kind, int ta
     int rc = data_rc;
     if (rc == NARMA_SUCCESS && narmat_mpi_fault_now()) rc = narmau_mpi_error(MPI_ERR_OTHER);
     if (rc) kind = NARMAT_MPI_NOTE_VOID;
-    uint64_t seq = pos + 1, chk = (seq & UINT32_MAX) << 32;
-    uint64_t u = (uint64_t)bytes, *r = t->out[target][pos & (t->slots - 1)].w;
-    r[0] = seq;
+    uint64_t *r = t->out[target][pos & (t->slots - 1)].w;
+    r[0] = pos + 1;
     /* A negative tag (-1 - idx: a counter-indexed notification) travels as idx with bit 31
      * of the src word set (ranks are below 2^31). */
     uint32_t ctr = tag < 0 ? UINT32_C(1) << 31 : 0, tg = (uint32_t)(tag < 0 ? -1 - tag : tag);
-    r[1] = chk | (uint32_t)w->rank | ctr;
-    r[2] = chk | ((uint64_t)(uint32_t)kind << 30) | (tg & NARMA_TAG_UB);
-    r[3] = chk | (u & UINT32_MAX);
-    r[4] = chk | (u >> 32);
+    r[1] = (uint32_t)w->rank | ctr;
+    r[2] = ((uint64_t)(uint32_t)kind << 30) | (tg & NARMA_TAG_UB);
+    r[3] = (uint64_t)bytes;
+    r[5] = r[6] = 0;          /* r[4], the time, and the check word: when the record is sent */
     if (w->notify_deferred) { /* written by the next flush, control update or poll */
         if (!t->queued[target]) {
             t->queued[target] = 1;
@@ -1561,10 +1554,11 @@ static int ring_read(struct narmat_win *w, int o, uint64_t pos, uint64_t v[NARMA
 {
     struct narmat_mpi *t = tp_of(w);
     MPI_Aint off = ring_slot(t, o, pos);
-    uint64_t seq = pos + 1, chk = seq & UINT32_MAX;
+    uint64_t seq = pos + 1;
     if (t->unified) {
-        /* Acquire: observe the record words MPI wrote; pairs with the writer's
-         * Accumulate completed by its flush. */
+        /* Acquire: observe the record MPI wrote; pairs with the writer's Put completed by its
+         * flush. The Put may still be landing: any mix of its bytes with the slot's old ones
+         * fails the check below. */
         const uint64_t *r = (const uint64_t *)(const void *)(t->ctlmem + off);
         v[0] = narmau_atomic_load_acq_u64(&r[0]);
         if (v[0] != seq) return 0;
@@ -1573,9 +1567,7 @@ static int ring_read(struct narmat_win *w, int o, uint64_t pos, uint64_t v[NARMA
     } else if (ctl_read_atomic(w, off, NARMAT_MPI_REC_WORDS, v) != NARMA_SUCCESS || v[0] != seq) {
         return 0; /* separate model: read the public copy with MPI atomics */
     }
-    /* MPI makes the five words atomic only one by one: check each. */
-    for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
-        if ((v[i] >> 32) != chk) return 0;             /* the rest arrives shortly: next poll */
+    if (!narmat_mpi_rec_whole(v, seq)) return 0;       /* the rest arrives shortly: next poll */
     return (int32_t)((uint32_t)v[1] & INT32_MAX) == o; /* only o writes its sub-ring */
 }
 
@@ -1605,13 +1597,13 @@ static int poll_pass(struct narmat_win *w, int n, int nrings, int second, int *f
         uint64_t v[NARMAT_MPI_REC_WORDS];
         while (n < NARMAT_MPI_POLL_MAX && ring_read(w, o, t->head[o] + (uint64_t)found[o], v)) {
             struct narmat_mpi_seen *e = &t->seen[n++];
-            e->ts = (v[5] & UINT32_MAX) | (v[6] << 32);
+            e->ts = v[4];
             e->pos = t->head[o] + (uint64_t)found[o]++;
             e->origin = o;
             e->second = second;
             e->w2 = v[2];
             e->ctr = (int)(v[1] >> 31 & 1);
-            e->bytes = (v[3] & UINT32_MAX) | (v[4] << 32);
+            e->bytes = v[3];
             *last = o;
         }
     }
