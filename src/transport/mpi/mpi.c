@@ -598,6 +598,13 @@ static void mpi_poke(const struct narmat_win *w)
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
 }
 
+/* One step of a wait for another process: MPI's progress, then a relax or a yield. */
+static void peer_wait(const struct narmat_win *w, narmau_waiter *wt)
+{
+    mpi_poke(w);
+    narmau_wait_step_keep(wt);
+}
+
 /* Open MPI's osc/rdma can refuse an access to a dynamic window with
  * MPI_ERR_RMA_RANGE although the target's MPI_Win_attach returned before the
  * target published the region in the table narma checked the access against
@@ -812,9 +819,10 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             MPI_Fetch_and_op(&none, &v1, MPI_UINT64_T, target, t->off_dyn, MPI_NO_OP, t->ctl));
         NARMAU_MPI(MPI_Win_flush(target, t->ctl));
         c->subscribed = 1;
-        if (v1 & 1) { /* the owner is between its two version writes */
-            mpi_poke(w);
-            narmau_wait_step_keep(&wt); /* another thread must not refresh c meanwhile */
+        if (v1 & 1) {
+            /* The owner is between its two version writes. The wait keeps narma's lock:
+             * another thread must not refresh c meanwhile. */
+            peer_wait(w, &wt);
             continue;
         }
         NARMAU_MPI(MPI_Get_accumulate(NULL, 0, MPI_AINT, hdr, 2, MPI_AINT, target, t->off_tab, 2,
@@ -844,8 +852,7 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             break;
         }
         c->n = 0; /* torn: never used */
-        mpi_poke(w);
-        narmau_wait_step_keep(&wt);
+        peer_wait(w, &wt);
     }
     c->inval = inval;
     c->last = 0;
@@ -1629,10 +1636,7 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
         int rc = narmat_mpi_send_pending(w);
         if (rc && !t->pend_err) t->pend_err = rc;
     }
-    if (++t->polls >= t->progress_every) {
-        /* MPI_Win_sync does not drive MPI's progress engine (MPICH 5); a
-         * probe on the window's private communicator, which carries no
-         * messages, does: remote flushes on Win_create windows wait for it. */
+    if (++t->polls >= t->progress_every) { /* MPI_Win_sync does not progress MPI (MPICH 5) */
         t->polls = 0;
         mpi_poke(w);
     }
