@@ -60,9 +60,10 @@
  *   reader  (poll) MPI_Win_sync(ctl); for every sub-ring o, from head[o]:
  *           acquire-load the words (separate model: Fetch_and_op(NO_OP) on
  *           self); a record is whole when its sequence number is head + 1,
- *           its check word matches (narmat_mpi_rec_whole) and src == o. MPI_Win_sync(data) once
- * (the writer completed the data before the record: make it visible to the program's loads),
- *           head[o]++, deliver through cb (unless kind is 0 = void). Once
+ *           its check word matches (narmat_mpi_rec_whole) and src == o.
+ *           MPI_Win_sync(data) once (the writer completed the data before the
+ *           record: make it visible to the program's loads), head[o]++,
+ *           deliver through cb (unless kind is 0 = void). Once
  *           head[o] is slots/4 (at least 1) past the credit last returned to
  *           o, the reader returns credit: MPI_Accumulate(REPLACE) of head[o]
  *           into o's credit[me] word + flush (amortised: one per slots/4
@@ -118,9 +119,13 @@
  * old or mixed check word, and passes only if 64 hash bits collide (about
  * 2^-64 per torn read, and a torn read needs the reader to load the slot while
  * the Put lands). tests/unit/test_mpi_record.c tears records at every word and
- * byte boundary. Layouts 1-3 wrote seven words with MPI_Accumulate, a 32-bit
- * check in each: atomic word by word, but MPICH serialises accumulates on one
- * mutex per window (on MPICH here: 400 ns per notified put, 240 with a Put). Nothing is
+ * byte boundary. Layouts 1-3 wrote five or seven words with MPI_Accumulate,
+ * a 32-bit check in each: atomic word by word, but MPICH serialises
+ * accumulates on one mutex per window (on MPICH here: 400 ns per notified put,
+ * 240 with a Put, on a slow day; 250 and 200 on a fast one). In the separate
+ * model the reader still loads the slot with MPI atomics (Fetch_and_op
+ * NO_OP): against a Put that is as undefined as a load, and the check word
+ * refuses what it may return; one MPI_Get would now do. Nothing is
  * overwritten early: a writer fills slot pos only after the reader returned
  * credit > pos - slots, i.e. after it copied out that slot's previous record.
  * test_notify_torn drives many origins into one target and checks every

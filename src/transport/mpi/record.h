@@ -35,9 +35,16 @@ _Static_assert(sizeof(struct narmat_mpi_rec) == NARMAT_MPI_REC_BYTES, "records a
  * word plus a key, so four independent 64x64->128-bit products, folded to 64
  * bits and finished with MurmurHash3's finaliser. No (word + key) wraps to 0
  * while sequence numbers and sizes stay below 7e18 and the clock below 230
- * years of uptime, so a change of any one word changes the sum. About 20
+ * years of uptime, so a change of any one word changes the 128-bit sum; the
+ * fold to 64 bits is where that certainty ends (NH's 2^-64 bound assumes
+ * random keys; these are fixed, and tears do not depend on them). About 20
  * cycles; the chained hash it replaced took about 75, which showed in Open
- * MPI's ping-pong. Compilers without 128-bit integers get a chained one. */
+ * MPI's ping-pong.
+ *
+ * Compilers without 128-bit integers get a chained multiply instead: weaker
+ * (a flip of bit 63 in two words cancels, though the values a record holds
+ * never differ there), untested, and a different function, so every rank of
+ * a job must be built the same way. */
 static inline uint64_t narmat_mpi_rec_check(const uint64_t *r)
 {
 #if defined(__SIZEOF_INT128__)
