@@ -39,30 +39,55 @@ _Static_assert(sizeof(struct narmat_mpi_rec) == NARMAT_MPI_REC_BYTES, "records a
  * fold to 64 bits is where that certainty ends (NH's 2^-64 bound assumes
  * random keys; these are fixed, and tears do not depend on them). About 20
  * cycles; the chained hash it replaced took about 75, which showed in Open
- * MPI's ping-pong.
- *
- * Compilers without 128-bit integers get a chained multiply instead: weaker
- * (a flip of bit 63 in two words cancels, though the values a record holds
- * never differ there), untested, and a different function, so every rank of
- * a job must be built the same way. */
-static inline uint64_t narmat_mpi_rec_check(const uint64_t *r)
+ * MPI's ping-pong. Every build computes the same value: compilers without
+ * 128-bit integers (or NARMAT_MPI_REC_PORTABLE) use 32-bit halves. */
+#define NARMAT_MPI_REC_KEYS                                                                       \
+    {                                                                                             \
+        UINT64_C(0x9e3779b97f4a7c15), UINT64_C(0xa0761d6478bd642f), UINT64_C(0xe7037ed1a0b428db), \
+            UINT64_C(0x8ebc6af09c88c6e3), UINT64_C(0x9a3a4fa2b77e3c1d),                           \
+            UINT64_C(0xc2b2ae3d27d4eb4f), UINT64_C(0x94d049bb133111eb),                           \
+            UINT64_C(0xbf58476d1ce4e5b9)                                                          \
+    }
+
+static inline uint64_t narmat_mpi_rec_finish(uint64_t lo, uint64_t hi)
 {
-#if defined(__SIZEOF_INT128__)
-    typedef unsigned __int128 u128;
-    u128 s = (u128)(r[0] + UINT64_C(0x9e3779b97f4a7c15)) * (r[1] + UINT64_C(0xa0761d6478bd642f)) +
-             (u128)(r[2] + UINT64_C(0xe7037ed1a0b428db)) * (r[3] + UINT64_C(0x8ebc6af09c88c6e3)) +
-             (u128)(r[4] + UINT64_C(0x9a3a4fa2b77e3c1d)) * (r[5] + UINT64_C(0xc2b2ae3d27d4eb4f)) +
-             (u128)(r[6] + UINT64_C(0x94d049bb133111eb)) * UINT64_C(0xbf58476d1ce4e5b9);
-    uint64_t h = (uint64_t)s ^ ((uint64_t)(s >> 64) * UINT64_C(0xff51afd7ed558ccd));
-#else
-    uint64_t h = UINT64_C(0x6e61726d61726563); /* "narmarec" */
-    for (int i = 0; i < NARMAT_MPI_REC_CHECK; i++)
-        h = (h ^ r[i]) * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t)i;
-#endif
+    uint64_t h = lo ^ (hi * UINT64_C(0xff51afd7ed558ccd));
     h ^= h >> 33;
     h *= UINT64_C(0xc4ceb9fe1a85ec53);
     h ^= h >> 33;
     return h;
+}
+
+/* The same sum with 64-bit arithmetic only: each product from four 32x32 ones. */
+static inline uint64_t narmat_mpi_rec_check_portable(const uint64_t *r)
+{
+    static const uint64_t k[8] = NARMAT_MPI_REC_KEYS;
+    const uint64_t m = UINT32_MAX;
+    uint64_t lo = 0, hi = 0;
+    for (int i = 0; i < 8; i += 2) {
+        uint64_t a = r[i] + k[i], b = (i + 1 == NARMAT_MPI_REC_CHECK ? 0 : r[i + 1]) + k[i + 1];
+        uint64_t p00 = (a & m) * (b & m), p01 = (a & m) * (b >> 32);
+        uint64_t p10 = (a >> 32) * (b & m), p11 = (a >> 32) * (b >> 32);
+        uint64_t mid = (p00 >> 32) + (p01 & m) + (p10 & m);
+        uint64_t plo = (p00 & m) | (mid << 32);
+        uint64_t phi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+        lo += plo;
+        hi += phi + (lo < plo); /* carry out of the low half */
+    }
+    return narmat_mpi_rec_finish(lo, hi);
+}
+
+static inline uint64_t narmat_mpi_rec_check(const uint64_t *r)
+{
+#if defined(__SIZEOF_INT128__) && !defined(NARMAT_MPI_REC_PORTABLE)
+    static const uint64_t k[8] = NARMAT_MPI_REC_KEYS;
+    typedef unsigned __int128 u128;
+    u128 s = (u128)(r[0] + k[0]) * (u128)(r[1] + k[1]) + (u128)(r[2] + k[2]) * (u128)(r[3] + k[3]) +
+             (u128)(r[4] + k[4]) * (u128)(r[5] + k[5]) + (u128)(r[6] + k[6]) * (u128)k[7];
+    return narmat_mpi_rec_finish((uint64_t)s, (uint64_t)(s >> 64));
+#else
+    return narmat_mpi_rec_check_portable(r);
+#endif
 }
 
 /* 1 if the words v, loaded from a slot, are the whole record of sequence
