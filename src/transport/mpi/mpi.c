@@ -58,7 +58,7 @@
  *           slots), but the contract (transport.h: complete with the
  *           notification on return) makes every access write its own at once.
  *   reader  (poll) MPI_Win_sync(ctl); for every sub-ring o, from head[o]:
- *           acquire-load the words (separate model: Fetch_and_op(NO_OP) on
+ *           acquire-load the words (separate model: one MPI_Get from
  *           self); a record is whole when its sequence number is head + 1,
  *           its check word matches (narmat_mpi_rec_whole) and src == o.
  *           MPI_Win_sync(data) once (the writer completed the data before the
@@ -123,9 +123,9 @@
  * a 32-bit check in each: atomic word by word, but MPICH serialises
  * accumulates on one mutex per window (on MPICH here: 400 ns per notified put,
  * 240 with a Put, on a slow day; 250 and 200 on a fast one). In the separate
- * model the reader still loads the slot with MPI atomics (Fetch_and_op
- * NO_OP): against a Put that is as undefined as a load, and the check word
- * refuses what it may return; one MPI_Get would now do. Nothing is
+ * model the reader reads the slot with one MPI_Get from itself (layout 3 used
+ * eight Fetch_and_op(NO_OP)): against a Put that is as undefined as a load,
+ * and the check word refuses what it may return. Nothing is
  * overwritten early: a writer fills slot pos only after the reader returned
  * credit > pos - slots, i.e. after it copied out that slot's previous record.
  * test_notify_torn drives many origins into one target and checks every
@@ -690,6 +690,18 @@ static int ctl_read_atomic(struct narmat_win *w, MPI_Aint off, int n, uint64_t *
     for (int i = 0; i < n; i++)
         NARMAU_MPI(MPI_Fetch_and_op(&none, &out[i], MPI_UINT64_T, w->rank, off + 8 * i, MPI_NO_OP,
                                     t->ctl));
+    NARMAU_MPI(MPI_Win_flush(w->rank, t->ctl));
+    return NARMA_SUCCESS;
+}
+
+/* Separate model: a notification record from the public copy of this process's ctl, in one
+ * MPI_Get (records are written by MPI_Put, so MPI atomics would buy nothing; ring_read's check
+ * refuses whatever a Get concurrent with the writer's Put returns). */
+static int ctl_get_record(struct narmat_win *w, MPI_Aint off, uint64_t *out)
+{
+    struct narmat_mpi *t = tp_of(w);
+    NARMAU_MPI(MPI_Get(out, NARMAT_MPI_REC_WORDS, MPI_UINT64_T, w->rank, off, NARMAT_MPI_REC_WORDS,
+                       MPI_UINT64_T, t->ctl));
     NARMAU_MPI(MPI_Win_flush(w->rank, t->ctl));
     return NARMA_SUCCESS;
 }
@@ -1576,8 +1588,8 @@ static int ring_read(struct narmat_win *w, int o, uint64_t pos, uint64_t v[NARMA
         if (v[0] != seq) return 0;
         for (int i = 1; i < NARMAT_MPI_REC_WORDS; i++)
             v[i] = narmau_atomic_load_acq_u64(&r[i]);
-    } else if (ctl_read_atomic(w, off, NARMAT_MPI_REC_WORDS, v) != NARMA_SUCCESS || v[0] != seq) {
-        return 0; /* separate model: read the public copy with MPI atomics */
+    } else if (ctl_get_record(w, off, v) != NARMA_SUCCESS || v[0] != seq) {
+        return 0; /* separate model: read the public copy */
     }
     if (!narmat_mpi_rec_whole(v, seq)) return 0;       /* the rest arrives shortly: next poll */
     return (int32_t)((uint32_t)v[1] & INT32_MAX) == o; /* only o writes its sub-ring */
