@@ -39,15 +39,21 @@ struct pp_env {
     size_t max_size;   /**< largest message */
 };
 
-/** Bytes of window/segment memory every scheme exposes: ping, pong, flag line. */
-static inline size_t pp_region_bytes(size_t max_size) { return 2 * max_size + 64; }
 /** Offset of the region the peer writes into on `rank`. */
 static inline size_t pp_rx_offset(int rank, size_t max_size)
 {
     return rank == PP_CLIENT ? max_size : 0;
 }
-/** Offset of the flag word (in the flag line) of a window. */
-static inline size_t pp_flag_offset(size_t max_size) { return 2 * max_size; }
+/**
+ * Offset of the flag word of a window: the first line after both messages, so
+ * that the flag never shares a cache line with the data, whatever the largest
+ * size of the run. (It once sat at 2 * max_size: with --sizes 8 the idiom's
+ * flag then shared the data's line and moved with it, at 8,64K it did not.)
+ * raw_shm keeps data and flag in one line on purpose: it is the limit.
+ */
+static inline size_t pp_flag_offset(size_t max_size) { return (2 * max_size + 63) / 64 * 64; }
+/** Bytes of window/segment memory every scheme exposes: ping, pong, flag line. */
+static inline size_t pp_region_bytes(size_t max_size) { return pp_flag_offset(max_size) + 64; }
 
 /**
  * The receiver reads the first and last byte of every message it gets, as the
