@@ -28,13 +28,22 @@ static void win_release(struct narmai_win *w)
 /* Window creation is collective: a rank that fails (bad argument, no memory, bad info value)
  * must not leave the others blocked in a later collective. Every rank contributes its status to
  * an MPI_MAX reduction before each collective a failed rank would skip; all then return an error
- * (the failed rank its own class, the others the worst class seen). */
+ * (the failed rank its own class, the others the worst class seen). The same reduction compares
+ * the ranks' wire versions (narmat_wire_version, before any transport exchanges a byte): the
+ * maxima of v and of ~v are this rank's own on every rank only if all ranks have the same v. */
 static int win_agree(int mine, MPI_Comm comm, unsigned *flat)
 {
-    unsigned v[2] = {(unsigned)mine, flat != NULL ? *flat : 0}, worst[2];
-    int mrc = MPI_Allreduce(v, worst, 2, MPI_UNSIGNED, MPI_MAX, comm);
+    const uint32_t wire = narmat_wire_version();
+    unsigned v[4] = {(unsigned)mine, flat != NULL ? *flat : 0, wire, ~wire}, worst[4];
+    int mrc = MPI_Allreduce(v, worst, 4, MPI_UNSIGNED, MPI_MAX, comm);
     if (mrc != MPI_SUCCESS) return mine ? mine : narmau_mpi_error(mrc);
     if (flat != NULL) *flat = worst[1];
+    if (mine == NARMA_SUCCESS && (worst[2] != v[2] || worst[3] != v[3]))
+        return NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
+                          "the ranks run narma builds that do not speak the same protocol (wire "
+                          "version %#x here, another rank's differs): link every rank with the "
+                          "same narma",
+                          (unsigned)wire);
     if (worst[0] == NARMA_SUCCESS) return NARMA_SUCCESS;
     return mine ? mine
                 : NARMAU_ERR((int)worst[0], "another rank could not create the window (%s)",

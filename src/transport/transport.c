@@ -159,6 +159,19 @@ int narmat_fallback(const struct narmat_ops **ops)
     return narmat_ops_check(*ops);
 }
 
+uint32_t narmat_wire_version(void)
+{
+    uint32_t v = (uint32_t)NARMAT_WIRE_CORE << 24 | (narmat_shm_ops.layout & 0xff) << 16 |
+                 (narmat_mpi_ops.layout & 0xff) << 8 | (narmat_hybrid_ops.layout & 0xff);
+    const char *h = getenv("NARMA_TEST_WIRE");
+    if (h != NULL && *h != '\0') {
+        int rank = -1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (strtol(h, NULL, 10) == rank) v ^= UINT32_C(0x80000000);
+    }
+    return v;
+}
+
 int narmat_test_fail_alloc(int stage)
 {
     const char *v = getenv("NARMA_TEST_FAIL_ALLOC");

@@ -103,12 +103,15 @@ enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
  * the arg poll() was given; src is a rank of the context poll() was called on. */
 typedef void (*narmat_note_cb)(void *arg, int32_t src, int32_t tag, int64_t bytes);
 
-#define NARMAT_OPS_VERSION 4
+#define NARMAT_OPS_VERSION 5
 
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
     const char *name;
     int flush_blocks; /* flush waits for the network: epoch-closing calls defer it to progress */
+    /* Version of what this transport's processes exchange (memory layouts, records, protocol):
+     * bumped with any change a process of another build would misread (narmat_wire_version). */
+    unsigned layout;
 
     /* The transport that moves data between this process and target (its own name, or one of
      * the transports it serves the window through). */
@@ -221,6 +224,15 @@ int narmat_fallback(const struct narmat_ops **ops);
 /* NARMA_SUCCESS if ops->size is sizeof(struct narmat_ops) as this header defines it, else
  * NARMA_ERR_INTERN with a message naming the transport and both sizes. */
 int narmat_ops_check(const struct narmat_ops *ops);
+
+/* What every rank of a window must agree on before any transport exchanges anything: the
+ * layouts of all transports (a window may use any of them) and the core's use of control words
+ * (NARMAT_WIRE_CORE). Window creation compares it across ranks (window.c) and refuses, on
+ * every rank, a window whose ranks run builds that would misread each other. Test hook
+ * NARMA_TEST_WIRE=RANK (MPI_COMM_WORLD rank, read at every window creation): that process
+ * answers another version. */
+#define NARMAT_WIRE_CORE 1
+uint32_t narmat_wire_version(void);
 
 /* Test hook NARMA_TEST_FAIL_ALLOC=RANK[:STAGE] (STAGE defaults to 1): 1 when this process,
  * rank RANK of MPI_COMM_WORLD, should fail window creation at this stage as if out of memory.

@@ -532,6 +532,7 @@ static uint64_t hyb_ctl_load(struct narmat_win *w, int kind, int arg)
 const struct narmat_ops narmat_hybrid_ops = {
     .size = sizeof(struct narmat_ops),
     .name = "shm+mpi",
+    .layout = 1, /* its own agreements at window creation (hyb_win_init) */
     .flush_blocks = 1,
     .target_name = hyb_target_name,
     .win_init = hyb_win_init,

@@ -91,16 +91,21 @@
  * longer sees one arrival order, but programs may rely on it (an origin
  * notifies after learning that another origin's notification arrived: the
  * unexpected queue must match them in that order). Records carry the writer's
- * CLOCK_MONOTONIC time taken after its data completed; a poll collects the
+ * CLOCK_REALTIME time taken after its data completed (rec_time: never below
+ * the window's previous one); a poll collects the
  * whole records of every sub-ring (first pass), then looks again (second
  * pass) and delivers, sorted by (time, origin, position), all first-pass
  * records and the second-pass ones not later than the latest first-pass one.
  * Why that is enough: if record A was complete before B's writer took B's
  * time and B was seen in the first pass, A was complete before the second
  * pass began, so it is seen by then and sorts before B. This is exact between
- * ranks of one node (one clock); between nodes it is as good as the clocks'
- * synchronisation (documented limit: a network transport with a target-side
- * arrival counter would make it exact).
+ * ranks of one node (one clock, unless it is stepped back between A and B);
+ * between nodes it is as good as the clocks' synchronisation by NTP or PTP
+ * (documented limit: a network transport with a target-side arrival counter
+ * would make it exact). Until layout 5 the time was CLOCK_MONOTONIC, which
+ * counts from each node's boot and so ordered nothing between nodes. One
+ * origin's records keep their order whatever the clock does: its times never
+ * decrease, and position breaks ties (test_notify_match_clock).
  *
  * A taken position is always filled: if the data access fails after step 2,
  * the record still goes out with kind 0 (void), which the reader consumes
@@ -176,7 +181,7 @@
 #include <time.h>
 
 #define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION  4
+#define NARMAT_MPI_LAYOUT_VERSION  5
 #define NARMAT_MPI_LINE            64
 #define NARMAT_MPI_POLL_MAX        256 /* records one poll orders and delivers at most */
 #define NARMAT_MPI_MIN_SUBRING     4   /* slots per origin, whatever NARMA_RING_SLOTS / size is */
@@ -242,10 +247,13 @@ struct narmat_mpi {
     uint64_t *hd;     /* per target: its credit word (head of my sub-ring) as last read */
     int *pend;        /* w->notify_deferred: targets with records not yet written, npend */
     int npend;
-    int pend_err;    /* deferred: a failure of records written by poll, for the next flush */
-    uint8_t *queued; /* deferred, per target: in pend[] */
-    int unified;     /* ctl is read with loads (MPI_WIN_UNIFIED) */
-    int locked;      /* both windows are in their lock_all epoch */
+    int pend_err;         /* deferred: a failure of records written by poll, for the next flush */
+    uint64_t last_ts;     /* writer: time of the last record sent (rec_time) */
+    uint64_t clock_steps; /* NARMA_TEST_CLOCK_BACK: records timed so far */
+    int clock_back;       /* NARMA_TEST_CLOCK_BACK=1 */
+    uint8_t *queued;      /* deferred, per target: in pend[] */
+    int unified;          /* ctl is read with loads (MPI_WIN_UNIFIED) */
+    int locked;           /* both windows are in their lock_all epoch */
     /* Dynamic windows (see "Attached regions" above). */
     struct narmat_mpi_region *regions; /* this rank's attached memory, dyn_cap entries */
     int nregions, dyn_cap;
@@ -527,6 +535,8 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
      * on an MPI whose windows are all unified. */
     int *model = NULL;
     const char *sep = getenv("NARMA_TEST_SEPARATE");
+    const char *back = getenv("NARMA_TEST_CLOCK_BACK");
+    t->clock_back = back != NULL && back[0] == '1';
     int force_separate = sep != NULL && sep[0] == '1';
     NARMAT_MPI_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
     t->unified = flag && *model == MPI_WIN_UNIFIED && !force_separate;
@@ -1420,6 +1430,23 @@ static inline MPI_Aint ring_slot(const struct narmat_mpi *t, int origin, uint64_
                NARMAT_MPI_REC_BYTES;
 }
 
+/* The time records carry (see "Arrival order" at the top of the file): CLOCK_REALTIME, the
+ * clock NTP or PTP keeps in step across nodes (CLOCK_MONOTONIC counts from each node's boot:
+ * two nodes' values say nothing about each other), never below the last value this window
+ * sent, so that a step of the clock backwards cannot reorder one origin's records (the reader
+ * sorts by time first). Test hook NARMA_TEST_CLOCK_BACK=1 (read at window creation): the clock
+ * reads 1 ms earlier at every record, as if it kept stepping back. */
+static uint64_t rec_time(struct narmat_mpi *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t ts = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+    if (t->clock_back) ts -= UINT64_C(1000000) * ++t->clock_steps;
+    if (ts < t->last_ts) ts = t->last_ts;
+    t->last_ts = ts;
+    return ts;
+}
+
 /* Step 3 of the ring protocol (see the top of the file): complete the data issued to target
  * (the release every flush and control update needs), then write the records not written yet
  * (one Put per contiguous run of slots: at most two) and complete them. If the data
@@ -1433,9 +1460,7 @@ static int narmat_mpi_send(struct narmat_win *w, int target)
     if (from == to) return rc;
     struct narmat_mpi_rec *out = t->out[target];
     /* The time of every record: now, after its data completed (see "Arrival order"). */
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t ts = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+    uint64_t ts = rec_time(t);
     for (uint64_t p = from; p != to; p++) {
         uint64_t *r = out[p & (t->slots - 1)].w;
         r[4] = ts;
@@ -1741,6 +1766,7 @@ static uint64_t narmat_mpi_ctl_load(struct narmat_win *w, int kind, int arg)
 
 const struct narmat_ops narmat_mpi_ops = {
     .size = sizeof(struct narmat_ops),
+    .layout = NARMAT_MPI_LAYOUT_VERSION,
     .name = "mpi",
     .target_name = narmat_own_name,
     .note = narmat_mpi_note,

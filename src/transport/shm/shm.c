@@ -1213,6 +1213,7 @@ static uint64_t shm_ctl_load(struct narmat_win *w, int kind, int arg)
 const struct narmat_ops narmat_shm_ops = {
     .size = sizeof(struct narmat_ops),
     .name = "shm",
+    .layout = SHM_LAYOUT_VERSION,
     .target_name = narmat_own_name,
     .win_init = shm_win_init,
     .win_free = shm_win_free,
