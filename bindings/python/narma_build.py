@@ -17,6 +17,11 @@ back into the MPI type of the library we are compiled against. Buffers cross as 
 (uintptr_t): the package converts each NumPy array once and remembers its address (narma/__init__.py,
 _msg), so a call on the same array again passes a plain int.
 
+The calls on every message's path (Win.Put_notify, Win.Flush, Request.Wait/Test,
+Prequest.Start) do not come through here but through narma._fast (narma/_fast.c, built by setup.py
+with the same compiler, headers and libraries): a cffi dispatch and the Python method around it
+cost ~330 ns for Put_notify, the C method ~30.
+
 Counts are 64-bit here: a count that fits an int takes the int call, a larger one the MPI_Count
 (_c) call where narma has one, else the glue refuses it with NARMA_ERR_COUNT through the window's
 error handler, as narma itself would.

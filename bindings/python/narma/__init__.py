@@ -21,7 +21,10 @@ to narma's MPI_Count (``_c``) form. Every error raises :class:`narma.Error`, who
 (``Win.Create_errhandler``) runs first.
 
 Threads: cffi releases the GIL around every C call (so a blocking ``Wait`` lets other Python
-threads run), and Python threads can therefore be inside narma at the same time. What they may
+threads run), and Python threads can therefore be inside narma at the same time. The latency
+path (``Win.Put_notify``, ``Win.Flush``, ``Request.Wait/Test``, ``Prequest.Start``: narma._fast)
+keeps the GIL for calls that do not wait unless narma's process lock is on (below), and
+``Wait`` lets it go once it has polled for a while. What they may
 do is the thread level :func:`Query_thread` returns, the one mpi4py asked MPI for when it was
 imported (``mpi4py.rc.thread_level``: ``"multiple"`` unless set before ``from mpi4py import
 MPI``, or ``MPI4PY_RC_THREAD_LEVEL``); there is no ``narma.Init_thread`` (see Query_thread).
@@ -65,6 +68,7 @@ from mpi4py import MPI
 import numpy as _np
 
 from ._narma import ffi as _ffi, lib as _lib
+from . import _fast
 
 __all__ = ["Win", "Request", "Prequest", "Status", "Error", "Errhandler", "Halo", "Progress",
            "Alloc_mem", "Free_mem", "Type_free", "Get_error_string", "Get_version",
@@ -244,7 +248,10 @@ def _as_array(buf):
 
 
 def _address(arr):
-    return int(_ffi.cast("uintptr_t", _ffi.from_buffer(arr)))
+    if arr.flags.c_contiguous:
+        return int(_ffi.cast("uintptr_t", _ffi.from_buffer(arr)))
+    # Fortran order (cffi's from_buffer takes C order only): the memory goes in address order.
+    return arr.__array_interface__["data"][0]
 
 
 class _Ref(_weakref.ref):
@@ -434,21 +441,25 @@ _progress = _lib.NARMA_Progress
 
 # ---- requests --------------------------------------------------------------------------------
 
-class Request:
-    """A narma request (request-based RMA, nonblocking synchronisation, notification)."""
+class Request(_fast.Request):
+    """A narma request (request-based RMA, nonblocking synchronisation, notification).
+
+    ``Wait(status=None)`` waits for completion (the GIL is released while it blocks) and
+    ``Test(status=None)`` says whether it is complete; both are implemented in C (narma._fast)
+    and hand a status object to the Python forms below."""
 
     __slots__ = ("_h", "_keep", "_flag", "__weakref__")
 
     def __init__(self, keep=None):
         self._h = _ffi.new("NARMA_Request *")
+        self._bind(int(_ffi.cast("uintptr_t", self._h)))  # narma._fast reads the handle here
         self._keep = keep  # buffers and windows the operation uses, alive until completion
         self._flag = None  # Test's output, made on the first Test (polling loops reuse it)
 
     def __bool__(self):
         return self._h[0] != _NULL
 
-    def Wait(self, status=None):
-        """Wait for completion (the GIL is released while waiting)."""
+    def _wait_py(self, status=None):
         rc = _npy_wait(self._h, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Request.Wait")
@@ -456,7 +467,7 @@ class Request:
             self._keep = None
         return True
 
-    def Test(self, status=None):
+    def _test_py(self, status=None):
         flag = self._flag
         if flag is None:
             flag = self._flag = _ffi.new("int *")
@@ -595,24 +606,20 @@ class Request:
             pass
 
 
-class Prequest(Request):
+class Prequest(Request, _fast.Prequest):
     """A persistent request: notification (Win.Notify_init) or persistent notified access
-    (Win.Put_notify_init ...). Start it, complete it with Wait/Test, start it again."""
+    (Win.Put_notify_init ...). Start it (``Start()``, in C), complete it with Wait/Test, start
+    it again."""
 
     __slots__ = ()
 
-    def Start(self):
-        rc = _start(self._h)
-        if rc:
-            _raise(rc, "Prequest.Start")
-
-    def Wait(self, status=None):
+    def _wait_py(self, status=None):
         rc = _npy_wait(self._h, _NULL if status is None else status._s)
         if rc:
             _raise(rc, "Prequest.Wait")
         return True
 
-    def Test(self, status=None):
+    def _test_py(self, status=None):
         flag = self._flag
         if flag is None:
             flag = self._flag = _ffi.new("int *")
@@ -734,13 +741,17 @@ _RMA_PUT_I, _RMA_GET_I, _RMA_ACC_I = range(6, 9)
 _GACC, _GACC_N, _GACC_I = range(3)
 
 
-class Win:
-    """A narma window (mpi4py.MPI.Win's names and argument conventions)."""
+class Win(_fast.Win):
+    """A narma window (mpi4py.MPI.Win's names and argument conventions). ``Put_notify`` and
+    ``Flush`` are implemented in C (narma._fast); ``Put_notify`` hands what it does not take
+    itself (anything but a whole C-contiguous NumPy array of a predefined type with an int or
+    no target) to ``_Put_notify_py``."""
 
     __slots__ = ("_w", "_wp", "_mem", "_attached", "__weakref__")
 
     def __init__(self):
         self._wp = _ffi.new("NARMA_Win *")
+        self._bind(int(_ffi.cast("uintptr_t", self._wp)))  # narma._fast reads the handle here
         self._w = _NULL
         self._mem = None
         self._attached = {}
@@ -844,7 +855,7 @@ class Win:
         if rc:
             _raise(rc, "Win.Free")
         _wins.pop(key, None)
-        self._w = _NULL
+        self._w = self._wp[0] = _NULL  # narma._fast reads _wp
         self._mem = None
         self._attached = {}
         _check_pending()
@@ -1090,11 +1101,6 @@ class Win:
         if rc:
             _raise(rc, "Win.Unlock_all")
 
-    def Flush(self, rank):
-        rc = _flush(rank, self._w)
-        if rc:
-            _raise(rc, "Win.Flush")
-
     def Flush_all(self):
         rc = _lib.NARMA_Win_flush_all(self._w)
         if rc:
@@ -1297,8 +1303,8 @@ class Win:
 
     # -- notified access (tag-matched: a <origin rank, tag> notification at the target)
 
-    def Put_notify(self, origin, target_rank, target=None, tag=0):
-        """Put, then a notification <this rank, tag> at the target (complete on return)."""
+    def _Put_notify_py(self, origin, target_rank, target=None, tag=0):
+        """Put_notify for what narma._fast does not take itself."""
         if (type(origin) is _ndarray and (target is None or type(target) is int)
                 and (e := _bufs.get(id(origin))) is not None and origin.dtype is e[1]
                 and origin.size == e[2]):
@@ -1470,5 +1476,20 @@ def Progress():
     if rc:
         _raise(rc, "Progress")
 
+
+def _fast_types():
+    """{NumPy type number: MPI datatype handle} of every native dtype _dtype_of maps, the table
+    narma._fast's Put_notify uses (the same types the Python path would pass)."""
+    types = {}
+    for char in "?bBhHiIlLqQefdgFDG":
+        try:
+            dt = _np.dtype(char)
+            types[dt.num] = _handleof(_dtype_of(_np.empty(0, dtype=dt)))
+        except (TypeError, Error):
+            pass
+    return types
+
+
+_fast._setup(_raise, _fast_types())
 
 from .halo import Halo  # noqa: E402
