@@ -33,6 +33,8 @@ static void win_release(struct narmai_win *w)
  * maxima of v and of ~v are this rank's own on every rank only if all ranks have the same v. */
 static int win_agree(int mine, MPI_Comm comm, unsigned *flat)
 {
+    /* Never change this reduction's count or type: it is what builds of different versions
+     * still share, so that a later build can refuse an older one instead of mismatching MPI. */
     const uint32_t wire = narmat_wire_version();
     unsigned v[4] = {(unsigned)mine, flat != NULL ? *flat : 0, wire, ~wire}, worst[4];
     int mrc = MPI_Allreduce(v, worst, 4, MPI_UNSIGNED, MPI_MAX, comm);

@@ -159,6 +159,10 @@ int narmat_fallback(const struct narmat_ops **ops)
     return narmat_ops_check(*ops);
 }
 
+/* The core's version is the top byte, below 128 (NARMA_TEST_WIRE flips bit 31); each transport's
+ * layout is one byte (each asserts it is below 256 where it is defined). */
+_Static_assert(NARMAT_WIRE_CORE < 128, "the core's wire version fits its byte");
+
 uint32_t narmat_wire_version(void)
 {
     uint32_t v = (uint32_t)NARMAT_WIRE_CORE << 24 | (narmat_shm_ops.layout & 0xff) << 16 |

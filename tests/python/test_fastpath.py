@@ -3,11 +3,15 @@ Prequest.Start take the common case themselves and hand everything else, with th
 to the package's Python implementation. Each case checks that both paths deliver the same data,
 notification and errors, and that neither keeps a stale handle (a freed window, a completed
 request)."""
+import os
+
 import numpy as np
 import pytest
 from mpi4py import MPI
 
 import narma
+
+NOFAST = os.environ.get("NARMA_PYTHON_FAST") == "0"
 
 
 def ring(comm):
@@ -16,10 +20,60 @@ def ring(comm):
 
 
 def test_methods_are_the_c_ones():
+    if NOFAST:  # the package without narma._fast: the Python methods, through cffi
+        assert narma._fast is None and narma._fast_error == "NARMA_PYTHON_FAST=0"
+        assert narma.Win.Put_notify is narma.Win._Put_notify_py
+        assert narma.Win.Flush is narma.Win._flush_py
+        assert narma.Request.Wait is narma.Request._wait_py
+        assert narma.Prequest.Start is narma.Prequest._start_py
+        return
+    assert narma._fast is not None, narma._fast_error  # built and loaded
     assert narma.Win.Put_notify is narma._fast.Win.Put_notify
     assert narma.Win.Flush is narma._fast.Win.Flush
     assert narma.Request.Wait is narma._fast.Request.Wait
     assert narma.Prequest.Start is narma._fast.Prequest.Start
+    assert narma._fast._ntypes() >= 10  # bool, the integers, the floats and complexes
+
+
+@pytest.mark.skipif(NOFAST, reason="narma._fast is off (NARMA_PYTHON_FAST=0)")
+def test_routing(comm, monkeypatch):
+    """What the C path takes never reaches the Python implementation; the rest always does."""
+    rank, size, right, left = ring(comm)
+    win = narma.Win.Allocate(64, 1, comm=comm)
+    calls = []
+
+    def python_path(self, *args, **kwargs):
+        calls.append((args, kwargs))
+
+    monkeypatch.setattr(narma.Win, "_Put_notify_py", python_path)
+    a = np.arange(3, dtype=np.int32)
+    for args, kwargs in [((a, right), {}), ((a, right, 8), {}), ((a, right, 8, 4), {}),
+                         ((a, right), {"target": 8, "tag": 4}), ((a, right, None), {"tag": 4}),
+                         ((np.ones(2), right, 0), {"tag": 4}),
+                         ((np.array([True]), right, 0), {"tag": 4})]:
+        win.Put_notify(*args, **kwargs)
+    assert calls == []
+    others = [((a[::2], right, 0), {"tag": 4}),           # not contiguous
+              ((np.ones(2, dtype=">f8"), right, 0), {}),  # byte-swapped
+              (([a, MPI.INT], right, 0), {}),              # a [buf, datatype] message
+              ((a, right, (8, 3, MPI.INT)), {}),            # a target triple
+              ((a, right, np.int64(8)), {}),                # not an exact int
+              ((a, right, 2**31), {}),                      # a displacement beyond an int
+              ((bytearray(4), right, 0), {}),               # not an ndarray
+              ((np.asfortranarray(np.ones((2, 2))), right, 0), {})]
+    for args, kwargs in others:
+        win.Put_notify(*args, **kwargs)
+    assert len(calls) == len(others)
+    assert calls[0][1] == {"tag": 4} and calls[3][0][2] == (8, 3, MPI.INT)
+    monkeypatch.undo()
+    comm.Barrier()
+    # drain what the C path sent: 7 notifications from the left neighbour
+    r = win.Notify_init(left, narma.ANY_TAG, 7)
+    r.Start()
+    r.Wait()
+    r.Free()
+    comm.Barrier()
+    win.Free()
 
 
 # (what the origin passes, the bytes that must land at displacement 8 of the target)
@@ -30,7 +84,7 @@ def _cases():
     fortran = np.asfortranarray(grid)
     return [
         ("float64 array", lambda: ((f,), {}), f.tobytes()),
-        ("int32, target and tag by keyword", lambda: ((i32,), {}), i32.tobytes()),
+        ("int32", lambda: ((i32,), {}), i32.tobytes()),
         ("2-d C array", lambda: ((grid,), {}), grid.tobytes()),
         ("Fortran-order array (Python path)", lambda: ((fortran,), {}),
          fortran.tobytes(order="A")),
@@ -90,6 +144,9 @@ def test_put_notify_refusals(comm):
     assert e.value.error_class == narma.ERR_TAG
     with pytest.raises(narma.Error) as e:
         win.Put_notify(a, right, 60, tag=1)  # 16 bytes at 60 of 64
+    assert e.value.error_class == narma.ERR_DISP
+    with pytest.raises(narma.Error) as e:  # beyond an int: the Python path, narma refuses it
+        win.Put_notify(a, right, 2**31, tag=1)
     assert e.value.error_class == narma.ERR_DISP
     with pytest.raises(narma.Error) as e:  # not contiguous: the Python path refuses it
         win.Put_notify(np.ones(8)[::2], right, 0, tag=1)

@@ -61,6 +61,7 @@ array in place (``ndarray.resize``), as it does for any array with weak referenc
 """
 
 import itertools as _itertools
+import os as _os
 import threading as _threading
 import weakref as _weakref
 
@@ -68,7 +69,30 @@ from mpi4py import MPI
 import numpy as _np
 
 from ._narma import ffi as _ffi, lib as _lib
-from . import _fast
+
+# The latency path in C (narma/_fast.c). Without it (not built, a NumPy of another ABI, or
+# NARMA_PYTHON_FAST=0) the same methods run in Python through cffi, ~10x slower per call;
+# narma._fast_error says why.
+# (No name _fast before the import: `from . import _fast` would take it instead of importing.)
+_fast_error = None
+if _os.environ.get("NARMA_PYTHON_FAST", "1") == "0":
+    _fast, _fast_error = None, "NARMA_PYTHON_FAST=0"
+else:
+    try:
+        from . import _fast
+    except ImportError as _e:
+        _fast, _fast_error = None, _e
+
+
+class _NoFast:
+    __slots__ = ()
+
+    def _bind(self, owner, address):
+        pass
+
+
+class _NoFastPrequest(_NoFast):
+    __slots__ = ()
 
 __all__ = ["Win", "Request", "Prequest", "Status", "Error", "Errhandler", "Halo", "Progress",
            "Alloc_mem", "Free_mem", "Type_free", "Get_error_string", "Get_version",
@@ -441,7 +465,7 @@ _progress = _lib.NARMA_Progress
 
 # ---- requests --------------------------------------------------------------------------------
 
-class Request(_fast.Request):
+class Request(_fast.Request if _fast else _NoFast):
     """A narma request (request-based RMA, nonblocking synchronisation, notification).
 
     ``Wait(status=None)`` waits for completion (the GIL is released while it blocks) and
@@ -452,7 +476,7 @@ class Request(_fast.Request):
 
     def __init__(self, keep=None):
         self._h = _ffi.new("NARMA_Request *")
-        self._bind(int(_ffi.cast("uintptr_t", self._h)))  # narma._fast reads the handle here
+        self._bind(self._h, int(_ffi.cast("uintptr_t", self._h)))  # narma._fast reads it there
         self._keep = keep  # buffers and windows the operation uses, alive until completion
         self._flag = None  # Test's output, made on the first Test (polling loops reuse it)
 
@@ -606,12 +630,17 @@ class Request(_fast.Request):
             pass
 
 
-class Prequest(Request, _fast.Prequest):
+class Prequest(Request, _fast.Prequest if _fast else _NoFastPrequest):
     """A persistent request: notification (Win.Notify_init) or persistent notified access
     (Win.Put_notify_init ...). Start it (``Start()``, in C), complete it with Wait/Test, start
     it again."""
 
     __slots__ = ()
+
+    def _start_py(self):
+        rc = _start(self._h)
+        if rc:
+            _raise(rc, "Prequest.Start")
 
     def _wait_py(self, status=None):
         rc = _npy_wait(self._h, _NULL if status is None else status._s)
@@ -741,7 +770,7 @@ _RMA_PUT_I, _RMA_GET_I, _RMA_ACC_I = range(6, 9)
 _GACC, _GACC_N, _GACC_I = range(3)
 
 
-class Win(_fast.Win):
+class Win(_fast.Win if _fast else _NoFast):
     """A narma window (mpi4py.MPI.Win's names and argument conventions). ``Put_notify`` and
     ``Flush`` are implemented in C (narma._fast); ``Put_notify`` hands what it does not take
     itself (anything but a whole C-contiguous NumPy array of a predefined type with an int or
@@ -751,7 +780,7 @@ class Win(_fast.Win):
 
     def __init__(self):
         self._wp = _ffi.new("NARMA_Win *")
-        self._bind(int(_ffi.cast("uintptr_t", self._wp)))  # narma._fast reads the handle here
+        self._bind(self._wp, int(_ffi.cast("uintptr_t", self._wp)))  # narma._fast reads it there
         self._w = _NULL
         self._mem = None
         self._attached = {}
@@ -1100,6 +1129,11 @@ class Win(_fast.Win):
         rc = _lib.NARMA_Win_unlock_all(self._w)
         if rc:
             _raise(rc, "Win.Unlock_all")
+
+    def _flush_py(self, rank):
+        rc = _flush(rank, self._w)
+        if rc:
+            _raise(rc, "Win.Flush")
 
     def Flush_all(self):
         rc = _lib.NARMA_Win_flush_all(self._w)
@@ -1490,6 +1524,13 @@ def _fast_types():
     return types
 
 
-_fast._setup(_raise, _fast_types())
+if _fast:
+    _fast._setup(_raise, _fast_types())
+else:
+    Win.Put_notify = Win._Put_notify_py
+    Win.Flush = Win._flush_py
+    Request.Wait, Request.Test = Request._wait_py, Request._test_py
+    Prequest.Start = Prequest._start_py
+    Prequest.Wait, Prequest.Test = Prequest._wait_py, Prequest._test_py
 
 from .halo import Halo  # noqa: E402

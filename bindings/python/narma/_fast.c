@@ -47,12 +47,18 @@ static MPI_Datatype dtype_of[NTYPES]; /* by NumPy type number; MPI_DATATYPE_NULL
 static int threaded = -1;             /* narma's process lock is on (-1: not asked yet) */
 static PyObject *str_put_py, *str_wait_py, *str_test_py, *str_keep, *str_target, *str_tag;
 
+/* Asked once, without the GIL: NARMA_Query_thread takes narma's process lock when it is on, and
+ * the thread holding it may be waiting for the GIL (a Python error handler narma is calling). A
+ * failed answer (MPI not initialised yet) is not kept: the next call asks again. */
 static int narma_threaded(void)
 {
     if (threaded < 0) {
-        int provided = MPI_THREAD_SINGLE;
-        threaded =
-            NARMA_Query_thread(&provided) == NARMA_SUCCESS && provided == MPI_THREAD_MULTIPLE;
+        int provided = MPI_THREAD_SINGLE, rc;
+        Py_BEGIN_ALLOW_THREADS;
+        rc = NARMA_Query_thread(&provided);
+        Py_END_ALLOW_THREADS;
+        if (rc != NARMA_SUCCESS) return 1; /* unknown: let the GIL go, as cffi does */
+        threaded = provided == MPI_THREAD_MULTIPLE;
     }
     return threaded;
 }
@@ -69,17 +75,33 @@ static int narma_threaded(void)
         }                           \
     } while (0)
 
-/* The objects of this module hold the address of a handle cell a Python object owns. */
+/* The objects of this module hold a handle cell (cffi memory the Python object made) and a
+ * reference to the cdata that owns it, so the cell lives as long as they use it. */
 typedef struct {
     PyObject_HEAD void *cell;
+    PyObject *owner;
 } CellObject;
 
-static PyObject *cell_bind(CellObject *self, PyObject *addr)
+/* _bind(cdata, address of the cell it owns) */
+static PyObject *cell_bind(CellObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    void *p = PyLong_AsVoidPtr(addr);
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_bind(cdata, address)");
+        return NULL;
+    }
+    void *p = PyLong_AsVoidPtr(args[1]);
     if (p == NULL && PyErr_Occurred()) return NULL;
+    Py_INCREF(args[0]);
+    Py_XSETREF(self->owner, args[0]);
     self->cell = p;
     Py_RETURN_NONE;
+}
+
+static void cell_dealloc(CellObject *self)
+{
+    self->cell = NULL;
+    Py_CLEAR(self->owner);
+    Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 /* Raise narma.Error for code through the package (which runs no handler: narma did). */
@@ -171,8 +193,11 @@ static PyObject *win_put_notify(WinObject *self, PyObject *const *args, Py_ssize
 static PyObject *win_flush(WinObject *self, PyObject *arg)
 {
     int rank;
-    if (!small_int(arg, &rank)) {
-        long r = PyLong_AsLong(arg);
+    if (!small_int(arg, &rank)) { /* an int subclass or __index__ (not a float), as cffi takes */
+        PyObject *i = PyNumber_Index(arg);
+        if (i == NULL) return NULL;
+        long r = PyLong_AsLong(i);
+        Py_DECREF(i);
         if (r == -1 && PyErr_Occurred()) return NULL;
         if (r < INT_MIN || r > INT_MAX) { /* as cffi said for the int argument */
             PyErr_SetString(PyExc_OverflowError, "rank does not fit an int");
@@ -188,7 +213,8 @@ static PyObject *win_flush(WinObject *self, PyObject *arg)
 }
 
 static PyMethodDef win_methods[] = {
-    {"_bind", (PyCFunction)cell_bind, METH_O, "_bind(address of the NARMA_Win cell)"},
+    {"_bind", (PyCFunction)(void (*)(void))cell_bind, METH_FASTCALL,
+     "_bind(cdata, address of the NARMA_Win cell it owns)"},
     {"Put_notify", (PyCFunction)(void (*)(void))win_put_notify, METH_FASTCALL | METH_KEYWORDS,
      "Put_notify(origin, target_rank, target=None, tag=0)\n--\n\n"
      "Put, then a notification <this rank, tag> at the target (complete on return)."},
@@ -203,6 +229,7 @@ static PyTypeObject WinType = {
     .tp_doc = "C base of narma.Win: its latency-path methods.",
     .tp_methods = win_methods,
     .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)cell_dealloc,
 };
 
 /* ---- Request, Prequest -------------------------------------------------------------------- */
@@ -271,7 +298,8 @@ static PyObject *preq_start(ReqObject *self, PyObject *unused)
 }
 
 static PyMethodDef req_methods[] = {
-    {"_bind", (PyCFunction)cell_bind, METH_O, "_bind(address of the NARMA_Request cell)"},
+    {"_bind", (PyCFunction)(void (*)(void))cell_bind, METH_FASTCALL,
+     "_bind(cdata, address of the NARMA_Request cell it owns)"},
     {"Wait", (PyCFunction)(void (*)(void))req_wait, METH_FASTCALL | METH_KEYWORDS,
      "Wait(status=None)\n--\n\nWait for completion (the GIL is released while waiting)."},
     {"Test", (PyCFunction)(void (*)(void))req_test, METH_FASTCALL | METH_KEYWORDS,
@@ -289,6 +317,7 @@ static PyTypeObject ReqType = {
     .tp_doc = "C base of narma.Request: its latency-path methods.",
     .tp_methods = req_methods,
     .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)cell_dealloc,
 };
 
 static PyTypeObject PreqType = {
@@ -298,6 +327,7 @@ static PyTypeObject PreqType = {
     .tp_doc = "C base of narma.Prequest: Start.",
     .tp_methods = preq_methods,
     .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)cell_dealloc,
 };
 
 /* ---- module ------------------------------------------------------------------------------- */
@@ -317,15 +347,27 @@ static PyObject *fast_setup(PyObject *mod, PyObject *args)
         if (tn == -1 && PyErr_Occurred()) return NULL;
         if (tn < 0 || tn >= NTYPES) continue;
         /* MPICH's handles are ints, Open MPI's pointers: an intptr_t holds either. */
-        intptr_t h = (intptr_t)PyLong_AsSsize_t(v);
-        if (h == -1 && PyErr_Occurred()) return NULL;
-        dtype_of[tn] = (MPI_Datatype)h;
+        void *h = PyLong_AsVoidPtr(v);
+        if (h == NULL && PyErr_Occurred()) return NULL;
+        dtype_of[tn] = (MPI_Datatype)(intptr_t)h;
     }
     Py_RETURN_NONE;
 }
 
+/* _ntypes(): how many NumPy types Put_notify takes itself (tests: the table is not empty). */
+static PyObject *fast_ntypes(PyObject *mod, PyObject *unused)
+{
+    (void)mod, (void)unused;
+    long n = 0;
+    for (int i = 0; i < NTYPES; i++)
+        n += dtype_of[i] != MPI_DATATYPE_NULL;
+    return PyLong_FromLong(n);
+}
+
 static PyMethodDef fast_functions[] = {
-    {"_setup", fast_setup, METH_VARARGS, "_setup(raise_fn, types)"}, {NULL, NULL, 0, NULL}};
+    {"_ntypes", fast_ntypes, METH_NOARGS, "_ntypes()"},
+    {"_setup", fast_setup, METH_VARARGS, "_setup(raise_fn, types)"},
+    {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef fast_module = {PyModuleDef_HEAD_INIT, "narma._fast",
                                          "The latency path of narma's Python package.", -1,

@@ -91,21 +91,23 @@
  * longer sees one arrival order, but programs may rely on it (an origin
  * notifies after learning that another origin's notification arrived: the
  * unexpected queue must match them in that order). Records carry the writer's
- * CLOCK_REALTIME time taken after its data completed (rec_time: never below
- * the window's previous one); a poll collects the
- * whole records of every sub-ring (first pass), then looks again (second
- * pass) and delivers, sorted by (time, origin, position), all first-pass
- * records and the second-pass ones not later than the latest first-pass one.
- * Why that is enough: if record A was complete before B's writer took B's
- * time and B was seen in the first pass, A was complete before the second
- * pass began, so it is seen by then and sorts before B. This is exact between
- * ranks of one node (one clock, unless it is stepped back between A and B);
- * between nodes it is as good as the clocks' synchronisation by NTP or PTP
+ * time taken after its data completed (rec_time: CLOCK_MONOTONIC when all
+ * ranks run on one host, else CLOCK_REALTIME; never below the window's
+ * previous one); a poll collects the whole records of every sub-ring (first
+ * pass), then looks again (second pass) and delivers, sorted by (time,
+ * origin, position), all first-pass records and the second-pass ones not
+ * later than the latest first-pass one. Why that is enough: if record A was
+ * complete before B's writer took B's time and B was seen in the first pass,
+ * A was complete before the second pass began, so it is seen by then and
+ * sorts before B. This is exact on a window whose ranks share one host (one
+ * monotonic clock); between nodes it is as good as the clocks'
+ * synchronisation by NTP or PTP, and for as long as a realtime clock is
+ * stepped back, a writer that sent before the step keeps its last time
  * (documented limit: a network transport with a target-side arrival counter
- * would make it exact). Until layout 5 the time was CLOCK_MONOTONIC, which
- * counts from each node's boot and so ordered nothing between nodes. One
- * origin's records keep their order whatever the clock does: its times never
- * decrease, and position breaks ties (test_notify_match_clock).
+ * would make it exact). Until layout 5 every window used CLOCK_MONOTONIC,
+ * which counts from each node's boot and so ordered nothing between nodes.
+ * One origin's records keep their order whatever the clock does: its times
+ * never decrease, and position breaks ties (test_notify_fifo_mixed).
  *
  * A taken position is always filled: if the data access fails after step 2,
  * the record still goes out with kind 0 (void), which the reader consumes
@@ -180,8 +182,9 @@
 #include <string.h>
 #include <time.h>
 
-#define NARMAT_MPI_MAGIC           UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION  5
+#define NARMAT_MPI_MAGIC          UINT64_C(0x6e61726d616d7069) /* "narmampi" */
+#define NARMAT_MPI_LAYOUT_VERSION 5
+_Static_assert(NARMAT_MPI_LAYOUT_VERSION < 256, "a layout is one byte of the wire version");
 #define NARMAT_MPI_LINE            64
 #define NARMAT_MPI_POLL_MAX        256 /* records one poll orders and delivers at most */
 #define NARMAT_MPI_MIN_SUBRING     4   /* slots per origin, whatever NARMA_RING_SLOTS / size is */
@@ -249,6 +252,7 @@ struct narmat_mpi {
     int npend;
     int pend_err;         /* deferred: a failure of records written by poll, for the next flush */
     uint64_t last_ts;     /* writer: time of the last record sent (rec_time) */
+    clockid_t clock;      /* of those times: CLOCK_MONOTONIC on one host, else CLOCK_REALTIME */
     uint64_t clock_steps; /* NARMA_TEST_CLOCK_BACK: records timed so far */
     int clock_back;       /* NARMA_TEST_CLOCK_BACK=1 */
     uint8_t *queued;      /* deferred, per target: in pend[] */
@@ -479,6 +483,16 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     MPI_Aint mysize = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
     NARMAT_MPI_TRY(MPI_Allgather(&mysize, 1, MPI_AINT, t->sizes, 1, MPI_AINT, w->comm));
     NARMAT_MPI_TRY(MPI_Allgather(&w->disp_unit, 1, MPI_INT, t->units, 1, MPI_INT, w->comm));
+
+    /* The clock of the records' times (rec_time): one OS instance's CLOCK_MONOTONIC when every
+     * rank runs on it (exact, never stepped), else CLOCK_REALTIME, which NTP or PTP keeps in
+     * step between nodes. Every rank sees the same answer (one node holds all or none). */
+    MPI_Comm host;
+    int hsize = 0;
+    NARMAT_MPI_TRY(MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host));
+    MPI_Comm_size(host, &hsize);
+    MPI_Comm_free(&host);
+    t->clock = hsize == w->size ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 
     /* Sub-ring capacity (see "Notification rings"): NARMA_RING_SLOTS is the whole ring of a
      * target, shared out among its origins; every rank must agree on the layout. */
@@ -1430,18 +1444,22 @@ static inline MPI_Aint ring_slot(const struct narmat_mpi *t, int origin, uint64_
                NARMAT_MPI_REC_BYTES;
 }
 
-/* The time records carry (see "Arrival order" at the top of the file): CLOCK_REALTIME, the
- * clock NTP or PTP keeps in step across nodes (CLOCK_MONOTONIC counts from each node's boot:
- * two nodes' values say nothing about each other), never below the last value this window
- * sent, so that a step of the clock backwards cannot reorder one origin's records (the reader
- * sorts by time first). Test hook NARMA_TEST_CLOCK_BACK=1 (read at window creation): the clock
- * reads 1 ms earlier at every record, as if it kept stepping back. */
+/* The time records carry (see "Arrival order" at the top of the file): CLOCK_MONOTONIC when the
+ * window's ranks all run on one host, else CLOCK_REALTIME, the clock NTP or PTP keeps in step
+ * across nodes (CLOCK_MONOTONIC counts from each node's boot: two nodes' values say nothing
+ * about each other); never below the last value this window sent, so that a step of the clock
+ * backwards cannot reorder one origin's records (the reader sorts by time first). Test hook
+ * NARMA_TEST_CLOCK_BACK=1 (read at window creation): the clock reads 1 ms earlier at every
+ * record, as if it kept stepping back. */
 static uint64_t rec_time(struct narmat_mpi *t)
 {
     struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
+    clock_gettime(t->clock, &now);
     uint64_t ts = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
-    if (t->clock_back) ts -= UINT64_C(1000000) * ++t->clock_steps;
+    if (t->clock_back) {
+        const uint64_t back = UINT64_C(1000000) * ++t->clock_steps;
+        ts = ts > back ? ts - back : 0;
+    }
     if (ts < t->last_ts) ts = t->last_ts;
     t->last_ts = ts;
     return ts;

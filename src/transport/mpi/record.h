@@ -1,14 +1,14 @@
 /*
  * The `mpi` transport's notification record (layout 5; layout 4 was the same
- * with CLOCK_MONOTONIC times): one 64-byte slot of a sub-ring, written by one
- * MPI_Put and read by the target with plain loads (see the top of mpi.c for
- * the protocol).
+ * with CLOCK_MONOTONIC times between nodes too): one 64-byte slot of a
+ * sub-ring, written by one MPI_Put and read by the target with plain loads
+ * (see the top of mpi.c for the protocol).
  *
  *   w0 = pos + 1                (the sequence number; 0 in a slot never written)
  *   w1 = ctr << 31 | src        (ctr: the tag is a counter index)
  *   w2 = kind << 30 | tag       (tags are 30 bits)
  *   w3 = bytes
- *   w4 = ts                     (CLOCK_REALTIME ns, after the data completed)
+ *   w4 = ts                     (ns, after the data completed: mpi.c, rec_time)
  *   w5, w6 = 0                  (padding: one record per cache line)
  *   w7 = rec_check(w0..w6)
  *
@@ -36,7 +36,7 @@ _Static_assert(sizeof(struct narmat_mpi_rec) == NARMAT_MPI_REC_BYTES, "records a
  * word plus a key, so four independent 64x64->128-bit products, folded to 64
  * bits and finished with the last steps of MurmurHash3's finaliser. No
  * (word + key) wraps to 0 while sequence numbers and sizes stay below 7e18 and
- * the clock below 7.3e18 ns (the year 2202), so a change of any one word changes the
+ * the clock below 7.3e18 ns (realtime: the year 2202), so a change of any one word changes the
  * 128-bit sum; the fold to 64 bits is where that certainty ends (NH's 2^-64
  * bound assumes random keys; these are fixed, and tears do not depend on
  * them). 12 TSC ticks (4.6 ns) per call in a dependent loop here; the chained

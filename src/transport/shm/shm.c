@@ -43,8 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHM_MAGIC            UINT64_C(0x6e61726d6173686d) /* "narmashm" */
-#define SHM_LAYOUT_VERSION   3
+#define SHM_MAGIC          UINT64_C(0x6e61726d6173686d) /* "narmashm" */
+#define SHM_LAYOUT_VERSION 3
+_Static_assert(SHM_LAYOUT_VERSION < 256, "a layout is one byte of the wire version");
 #define LINE                 NARMAT_CACHELINE
 #define PAGE                 4096
 #define NARMAT_SHM_NOTE_VOID 0  /* record kind of a failed access (narmat_note_kind starts at 1) */
