@@ -159,6 +159,14 @@ int narmat_fallback(const struct narmat_ops **ops)
     return narmat_ops_check(*ops);
 }
 
+/* This process's rank in MPI_COMM_WORLD: the test hooks name processes by it. */
+static int world_rank(void)
+{
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
 /* The core's version is the top byte, below 128 (NARMA_TEST_WIRE flips bit 31); each transport's
  * layout is one byte (each asserts it is below 256 where it is defined). */
 _Static_assert(NARMAT_WIRE_CORE < 128, "the core's wire version fits its byte");
@@ -168,11 +176,7 @@ uint32_t narmat_wire_version(void)
     uint32_t v = (uint32_t)NARMAT_WIRE_CORE << 24 | (narmat_shm_ops.layout & 0xff) << 16 |
                  (narmat_mpi_ops.layout & 0xff) << 8 | (narmat_hybrid_ops.layout & 0xff);
     const char *h = getenv("NARMA_TEST_WIRE");
-    if (h != NULL && *h != '\0') {
-        int rank = -1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (strtol(h, NULL, 10) == rank) v ^= UINT32_C(0x80000000);
-    }
+    if (h != NULL && *h != '\0' && strtol(h, NULL, 10) == world_rank()) v ^= UINT32_C(0x80000000);
     return v;
 }
 
@@ -183,7 +187,5 @@ int narmat_test_fail_alloc(int stage)
     char *end;
     long r = strtol(v, &end, 10), at = 1;
     if (*end == ':') at = strtol(end + 1, &end, 10);
-    int rank = -1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    return *end == '\0' && r == rank && at == stage;
+    return *end == '\0' && r == world_rank() && at == stage;
 }

@@ -104,6 +104,18 @@ static void cell_dealloc(CellObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The type objects: CellObjects that Python classes derive from. */
+#define CELL_TYPE(var, name, doc, methods)                    \
+    static PyTypeObject var = {                               \
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = name,        \
+        .tp_basicsize = sizeof(CellObject),                   \
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, \
+        .tp_doc = doc,                                        \
+        .tp_methods = methods,                                \
+        .tp_new = PyType_GenericNew,                          \
+        .tp_dealloc = (destructor)cell_dealloc,               \
+    }
+
 /* Raise narma.Error for code through the package (which runs no handler: narma did). */
 static PyObject *fail(int code, const char *where)
 {
@@ -222,21 +234,22 @@ static PyMethodDef win_methods[] = {
      "Flush(rank)\n--\n\nComplete every access of this process to rank."},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject WinType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "narma._fast.Win",
-    .tp_basicsize = sizeof(WinObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "C base of narma.Win: its latency-path methods.",
-    .tp_methods = win_methods,
-    .tp_new = PyType_GenericNew,
-    .tp_dealloc = (destructor)cell_dealloc,
-};
+CELL_TYPE(WinType, "narma._fast.Win", "C base of narma.Win: its latency-path methods.",
+          win_methods);
 
 /* ---- Request, Prequest -------------------------------------------------------------------- */
 
 typedef CellObject ReqObject; /* cell: Request._h, which narma nulls when a request is gone */
 
 static PyTypeObject PreqType;
+
+/* Wait/Test as the C path takes them: a bound request, no status (else the Python forms). */
+static inline int plain(const ReqObject *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames)
+{
+    return self->cell != NULL && kwnames == NULL &&
+           (nargs == 0 || (nargs == 1 && args[0] == Py_None));
+}
 
 static inline NARMA_Request *req_cell(const ReqObject *self) { return self->cell; }
 
@@ -255,7 +268,7 @@ static int req_retired(ReqObject *self)
 static PyObject *req_wait(ReqObject *self, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames)
 {
-    if (self->cell == NULL || nargs > 1 || kwnames != NULL || (nargs == 1 && args[0] != Py_None))
+    if (!plain(self, args, nargs, kwnames))
         return forward((PyObject *)self, str_wait_py, args, nargs, kwnames);
     const char *where = persistent(self) ? "Prequest.Wait" : "Request.Wait";
     int rc = NARMA_SUCCESS, flag = 0;
@@ -277,7 +290,7 @@ static PyObject *req_wait(ReqObject *self, PyObject *const *args, Py_ssize_t nar
 static PyObject *req_test(ReqObject *self, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames)
 {
-    if (self->cell == NULL || nargs > 1 || kwnames != NULL || (nargs == 1 && args[0] != Py_None))
+    if (!plain(self, args, nargs, kwnames))
         return forward((PyObject *)self, str_test_py, args, nargs, kwnames);
     int rc, flag = 0;
     NARMA_CALL(rc, NARMA_Test(req_cell(self), &flag, MPI_STATUS_IGNORE));
@@ -310,25 +323,9 @@ static PyMethodDef preq_methods[] = {
     {"Start", (PyCFunction)preq_start, METH_NOARGS, "Start()\n--\n\nStart the request again."},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject ReqType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "narma._fast.Request",
-    .tp_basicsize = sizeof(ReqObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "C base of narma.Request: its latency-path methods.",
-    .tp_methods = req_methods,
-    .tp_new = PyType_GenericNew,
-    .tp_dealloc = (destructor)cell_dealloc,
-};
-
-static PyTypeObject PreqType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "narma._fast.Prequest",
-    .tp_basicsize = sizeof(ReqObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "C base of narma.Prequest: Start.",
-    .tp_methods = preq_methods,
-    .tp_new = PyType_GenericNew,
-    .tp_dealloc = (destructor)cell_dealloc,
-};
+CELL_TYPE(ReqType, "narma._fast.Request", "C base of narma.Request: its latency-path methods.",
+          req_methods);
+CELL_TYPE(PreqType, "narma._fast.Prequest", "C base of narma.Prequest: Start.", preq_methods);
 
 /* ---- module ------------------------------------------------------------------------------- */
 

@@ -184,10 +184,10 @@
 
 #define NARMAT_MPI_MAGIC          UINT64_C(0x6e61726d616d7069) /* "narmampi" */
 #define NARMAT_MPI_LAYOUT_VERSION 5
+#define NARMAT_MPI_LINE           64
+#define NARMAT_MPI_POLL_MAX       256 /* records one poll orders and delivers at most */
+#define NARMAT_MPI_MIN_SUBRING    4   /* slots per origin, whatever NARMA_RING_SLOTS / size is */
 _Static_assert(NARMAT_MPI_LAYOUT_VERSION < 256, "a layout is one byte of the wire version");
-#define NARMAT_MPI_LINE            64
-#define NARMAT_MPI_POLL_MAX        256 /* records one poll orders and delivers at most */
-#define NARMAT_MPI_MIN_SUBRING     4   /* slots per origin, whatever NARMA_RING_SLOTS / size is */
 #define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
 #define NARMAT_MPI_MAX_REGIONS     (1 << 20)

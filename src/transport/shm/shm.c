@@ -43,9 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHM_MAGIC          UINT64_C(0x6e61726d6173686d) /* "narmashm" */
-#define SHM_LAYOUT_VERSION 3
-_Static_assert(SHM_LAYOUT_VERSION < 256, "a layout is one byte of the wire version");
+#define SHM_MAGIC            UINT64_C(0x6e61726d6173686d) /* "narmashm" */
+#define SHM_LAYOUT_VERSION   3
 #define LINE                 NARMAT_CACHELINE
 #define PAGE                 4096
 #define NARMAT_SHM_NOTE_VOID 0  /* record kind of a failed access (narmat_note_kind starts at 1) */
@@ -54,6 +53,7 @@ _Static_assert(SHM_LAYOUT_VERSION < 256, "a layout is one byte of the wire versi
 #define SHM_PULL_PATIENCE_NS                                            \
     20000 /* a target that has not begun to pull by then is not polling \
            */
+_Static_assert(SHM_LAYOUT_VERSION < 256, "a layout is one byte of the wire version");
 
 /* A pulled put, as its origin remembers it (see "Pulled puts"). */
 struct shm_pull {
