@@ -115,8 +115,11 @@ static int api_win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
     /* A rank that cannot go on (its flush failed, a threshold request is pending) says so in
      * the allgather too, so that every rank returns instead of waiting in the barrier below. */
     if (mine >= 0 && (rc || w->nthresh > 0)) mine = rc ? -4 : -3;
+    /* Polled until every rank is there: a peer may still wait for room in our ring. */
+    MPI_Request all;
     int all_rc =
-        MPI_Allgather(&mine, 1, MPI_INT, num ? num : &mine, num ? 1 : 0, MPI_INT, w->t.comm);
+        MPI_Iallgather(&mine, 1, MPI_INT, num ? num : &mine, num ? 1 : 0, MPI_INT, w->t.comm, &all);
+    if (all_rc == MPI_SUCCESS && narmai_coll_wait(w, &all) != NARMA_SUCCESS) all_rc = MPI_ERR_OTHER;
     if (num == NULL || all_rc != MPI_SUCCESS) {
         free(num);
         free(ctr);

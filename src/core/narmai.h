@@ -304,6 +304,10 @@ void narmai_progress(void);
 void narmai_progress_win(struct narmai_win *w);
 /* A wait for w: w now, every window at a bounded rate (w NULL: every window). */
 void narmai_progress_on(struct narmai_win *w);
+/* Complete a nonblocking collective over w's communicator, polling w meanwhile: a peer may be
+ * held before the collective by a notification ring full toward this process, which only this
+ * process's poll empties. */
+int narmai_coll_wait(struct narmai_win *w, MPI_Request *req);
 
 /* epochs: used by window.c and rma.c */
 int narmai_epoch_free_check(struct narmai_win *w);

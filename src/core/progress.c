@@ -74,6 +74,18 @@ void narmai_progress(void)
     }
 }
 
+int narmai_coll_wait(struct narmai_win *w, MPI_Request *req)
+{
+    narmau_waiter wt = {0};
+    for (;;) {
+        int done = 0;
+        NARMAU_MPI(MPI_Test(req, &done, MPI_STATUS_IGNORE));
+        if (done) return NARMA_SUCCESS;
+        narmai_progress_win(w);
+        narmau_wait_step(&wt);
+    }
+}
+
 int NARMA_Progress(void)
 {
     NARMAI_API_LOCK();

@@ -252,10 +252,14 @@ static int win_free(NARMA_Win *win)
      * that each target's last poll below, after it, finds them. */
     int flushed = w->t.notify_deferred ? narmat_flush(&w->t, -1) : NARMA_SUCCESS;
     /* Every rank learns whether any rank cannot free, so an error never leaves
-     * the others blocked in the collective free. */
+     * the others blocked in the collective free. The window is polled until all are there:
+     * a peer may still be waiting for room in this rank's notification ring. */
     int mine = narmai_epoch_free_check(w), worst = 0;
     if (mine == NARMA_SUCCESS) mine = flushed;
-    NARMAU_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->t.comm));
+    MPI_Request agree;
+    NARMAU_MPI(MPI_Iallreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->t.comm, &agree));
+    int rc0 = narmai_coll_wait(w, &agree);
+    if (rc0) return rc0;
     if (worst != NARMA_SUCCESS)
         return mine ? mine : NARMAU_ERR(NARMA_ERR_PENDING, "another rank cannot free the window");
     narmai_progress_win(w);          /* deliver what already arrived */

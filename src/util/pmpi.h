@@ -28,6 +28,8 @@
 #define MPI_Errhandler_free       PMPI_Errhandler_free
 #define MPI_Error_class           PMPI_Error_class
 #define MPI_Fetch_and_op          PMPI_Fetch_and_op
+#define MPI_Iallgather            PMPI_Iallgather
+#define MPI_Iallreduce            PMPI_Iallreduce
 #define MPI_Finalize              PMPI_Finalize
 #define MPI_Finalized             PMPI_Finalized
 #define MPI_Free_mem              PMPI_Free_mem

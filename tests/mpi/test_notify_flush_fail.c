@@ -17,21 +17,33 @@
  *     Put_notify and a flush succeed.
  * Rank 0 must get exactly the successful notifications, in order, with their
  * payload in place, and nothing for the failed ones.
+ *
+ * A failed data flush must not keep the peers waiting either: the control update after it
+ * still goes out and the call returns the error.
+ *   - PSCW: rank 1's Win_complete, whose data flush fails, returns NARMA_ERR_MPI and rank 0's
+ *     Win_wait returns (the done count went out);
+ *   - exclusive lock: rank 1's Win_unlock, whose flush fails twice (its own and the one the
+ *     lock word's update would make), returns NARMA_ERR_MPI and releases the lock: rank 0 then
+ *     takes it.
+ * And a failure that progress met stays for the program's next flush (3 ranks, deferred
+ * records): rank 1's Put_notify to rank 0 is written by NARMA_Progress, whose data flush fails;
+ * rank 1's Fetch_and_op_notify to rank 2 that follows must succeed and notify rank 2 (its own
+ * flush must not report, and void, the earlier failure), and rank 1's next Win_flush reports it.
  */
 #define _GNU_SOURCE
 #include "common.h"
 
 #include <dlfcn.h>
 
-static volatile int fail_next_flush;
+static volatile int fail_next_flush; /* flushes still to fail */
 
 int PMPI_Win_flush(int rank, MPI_Win win)
 {
     static int (*real)(int, MPI_Win);
     if (real == NULL) real = (int (*)(int, MPI_Win))dlsym(RTLD_NEXT, "PMPI_Win_flush");
     int rc = real(rank, win);
-    if (rc == MPI_SUCCESS && fail_next_flush) {
-        fail_next_flush = 0;
+    if (rc == MPI_SUCCESS && fail_next_flush > 0) {
+        fail_next_flush--;
         return MPI_ERR_OTHER;
     }
     return rc;
@@ -102,7 +114,84 @@ int main(int argc, char **argv)
             if (rank == T) expect_only(win, deferred ? 3 : 2, mem, deferred ? c : b);
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
+        if (deferred && size >= 3) {
+            test_phase("a failure progress met, then a notified fetching atomic");
+            const int64_t a = 11, one = 1;
+            int64_t old = -1;
+            if (rank == 2) mem[1] = 40;
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            if (rank == O) {
+                CHECK_RC(NARMA_Put_notify(&a, 1, MPI_INT64_T, T, 0, 1, MPI_INT64_T, win, 1));
+                fail_next_flush = 1;
+                CHECK_RC(NARMA_Progress()); /* writes the record: its data flush fails */
+                CHECK(fail_next_flush == 0, "progress did not write the deferred record");
+                CHECK_RC(NARMA_Fetch_and_op_notify(&one, &old, MPI_INT64_T, 2, 8, MPI_SUM, win, 5));
+                CHECK(old == 40, "Fetch_and_op_notify fetched %lld, expected 40", (long long)old);
+                CHECK_ERR(NARMA_Win_flush(T, win), NARMA_ERR_MPI);
+                CHECK_RC(NARMA_Win_flush(T, win));
+                CHECK_RC(NARMA_Win_flush(2, win)); /* deferred: the record to 2 goes out */
+            }
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            if (rank == 2) {
+                NARMA_Request r;
+                MPI_Status st;
+                CHECK_RC(NARMA_Notify_init(win, O, 5, 1, &r));
+                CHECK_RC(NARMA_Start(&r));
+                CHECK_RC(NARMA_Wait(&r, &st));
+                CHECK_RC(NARMA_Request_free(&r));
+                CHECK(mem[1] == 41, "rank 2's counter holds %lld, expected 41", (long long)mem[1]);
+            }
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        }
         CHECK_RC(NARMA_Win_free(&win));
     }
+
+    NARMA_Win win;
+    int64_t *mem;
+    CHECK_RC(NARMA_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    mem[0] = 0;
+    MPI_Group world, peer;
+    CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    const int other = rank == T ? O : T;
+    CHECK_MPI(MPI_Group_incl(world, 1, &other, &peer));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    for (int rep = 0; rep < 3; rep++) {
+        test_phase("PSCW: Win_complete whose data flush fails");
+        const int64_t v = 500 + rep;
+        if (rank == T) {
+            CHECK_RC(NARMA_Win_post(peer, 0, win));
+            CHECK_RC(NARMA_Win_wait(win));
+            CHECK(mem[0] == v, "after the epoch memory holds %lld, expected %lld",
+                  (long long)mem[0], (long long)v);
+        } else if (rank == O) {
+            CHECK_RC(NARMA_Win_start(peer, 0, win));
+            CHECK_RC(NARMA_Put(&v, 1, MPI_INT64_T, T, 0, 1, MPI_INT64_T, win));
+            fail_next_flush = 1;
+            CHECK_ERR(NARMA_Win_complete(win), NARMA_ERR_MPI);
+            CHECK(fail_next_flush == 0, "Win_complete did not flush the data");
+            fail_next_flush = 0;
+        }
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+        test_phase("exclusive lock: Win_unlock whose flushes fail");
+        if (rank == O) {
+            const int64_t u = 700 + rep;
+            CHECK_RC(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, T, 0, win));
+            CHECK_RC(NARMA_Put(&u, 1, MPI_INT64_T, T, 0, 1, MPI_INT64_T, win));
+            fail_next_flush = 2;
+            CHECK_ERR(NARMA_Win_unlock(T, win), NARMA_ERR_MPI);
+            fail_next_flush = 0;
+        }
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == T) { /* hangs (the watchdog fails the test) if the lock stayed held */
+            CHECK_RC(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, T, 0, win));
+            CHECK(mem[0] == 700 + rep, "after the lock memory holds %lld", (long long)mem[0]);
+            CHECK_RC(NARMA_Win_unlock(T, win));
+        }
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    CHECK_MPI(MPI_Group_free(&peer));
+    CHECK_MPI(MPI_Group_free(&world));
+    CHECK_RC(NARMA_Win_free(&win));
     return test_finish();
 }

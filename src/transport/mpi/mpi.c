@@ -17,6 +17,9 @@
  *              grant[size], done[size]   (each padded to whole lines)
  *              credit[size]: credit[t] = how far target t consumed my
  *                            sub-ring there (written by t, read by me)
+ *     1 line   joined: how many origins took a place in the list below
+ *              list[2 x size]: the origins that ever notified me, in the
+ *                          order they joined (see "Origins that joined")
  *              ring: size sub-rings (one per origin) x slots x 64-byte records
  *     dynamic windows only (see "Attached regions" below):
  *     2 lines  {table version (seqlock)}, {invalidation counter}
@@ -138,15 +141,29 @@
  * test_notify_torn drives many origins into one target and checks every
  * payload against its notification.
  *
- * Memory per window and rank: size x slots x 64 bytes of ring, plus 56 bytes
- * of per-peer notification state (credit word, head, credit returned,
- * position, records written, credit seen, a pointer) and, lazily on the first notified access to a
- * target, my copy of that sub-ring (slots x 64 bytes). slots = NARMA_RING_SLOTS / size rounded down
- * to a power of two, at least NARMAT_MPI_MIN_SUBRING (4): the ring of a target keeps the size
- * NARMA_RING_SLOTS asked for until the ranks outgrow it. At 10^5 ranks: 4 slots per origin, 26 MB
- * of ring and 5.6 MB of per-peer state per window and rank (NARMA_RING_SLOTS=2 halves the ring).
- * The reader's poll visits every sub-ring (O(size) loads per poll): a summary bitmap would be the
- * next step at scale.
+ * Memory per window and rank: size x slots x 64 bytes of ring, plus 78 bytes
+ * of per-peer notification state (credit word, two list places, head, credit returned,
+ * position, records written, credit seen, a pointer, place in act[], two flags) and, lazily on the
+ * first notified access to a target, my copy of that sub-ring (slots x 64 bytes). slots =
+ * NARMA_RING_SLOTS / size rounded down to a power of two, at least NARMAT_MPI_MIN_SUBRING (4): the
+ * ring of a target keeps the size NARMA_RING_SLOTS asked for until the ranks outgrow it. At 10^5
+ * ranks: 4 slots per origin, 26 MB of ring and 7.8 MB of per-peer state per window and rank
+ * (NARMA_RING_SLOTS=2 halves the ring).
+ *
+ * Origins that joined. A reader's poll visits only the sub-rings of origins that ever notified
+ * it, not all size of them (layouts up to 5 did: at 10^5 ranks a poll read 10^5 cache lines).
+ * Before its first notified access to a target (step 1, once per window and target) an origin
+ * takes a place in the target's list: MPI_Fetch_and_op(SUM, 1) on the joined word, a flush
+ * (one round trip, once per pair), then one MPI_Put of its entry into list[place], completed
+ * by the flush that completes its first record. The entry is (o + 1) << 32 | ~(o + 1) (32-bit
+ * halves), so a torn or unwritten one (zeros) reads as invalid. The reader, at the start of
+ * each pass, reads the joined word (clamped to the list's 2 x size places) and the entries it
+ * has not taken yet; an entry not landed yet is looked at again at the next pass, and the
+ * entries after it are taken meanwhile, so a place taken by an origin whose join then failed
+ * (it joins again later, at a new place) leaves a hole that delays nobody; the list has room
+ * for size such failures. A record is complete only after its
+ * origin's entry (same flush or an earlier one), so the arrival-order argument above still
+ * holds: the second pass reads the list again before it looks for records the first missed.
  *
  * Control words: remote updates are MPI atomics on ctl followed by a flush of
  * ctl; a flush of the data window to the same target (when dirty) precedes
@@ -183,9 +200,9 @@
 #include <time.h>
 
 #define NARMAT_MPI_MAGIC          UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION 5
+#define NARMAT_MPI_LAYOUT_VERSION 6
 #define NARMAT_MPI_LINE           64
-#define NARMAT_MPI_POLL_MAX       256 /* records one poll orders and delivers at most */
+#define NARMAT_MPI_SEEN_FIRST     256 /* records one poll can order before seen[] grows */
 #define NARMAT_MPI_MIN_SUBRING    4   /* slots per origin, whatever NARMA_RING_SLOTS / size is */
 _Static_assert(NARMAT_MPI_LAYOUT_VERSION < 256, "a layout is one byte of the wire version");
 #define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
@@ -229,7 +246,7 @@ struct narmat_mpi_dyncache {
 struct narmat_mpi {
     MPI_Win data, ctl;
     unsigned char *ctlmem; /* base of this rank's ctl window */
-    MPI_Aint off_done, off_credit, off_ring, ctl_bytes;
+    MPI_Aint off_done, off_credit, off_joined, off_ring, ctl_bytes;
     uint64_t slots;               /* capacity of each origin's sub-ring, same on every rank */
     uint64_t publish_every;       /* reader: return credit after this many records (slots / 4) */
     uint64_t *head;               /* reader, per origin: next position to consume in its sub-ring */
@@ -239,9 +256,16 @@ struct narmat_mpi {
     struct narmat_mpi_rec **out;  /* writer, per target (lazily): records not yet written,
                                    * at pos & (slots - 1) as in the target's sub-ring */
     int nout;                     /* entries of out[] */
-    struct narmat_mpi_seen *seen; /* reader: records one poll found (NARMAT_MPI_POLL_MAX) */
-    int *found;                   /* reader, per origin: records of seen[] (zero between polls) */
-    int progress_every;           /* poll: enter MPI's progress engine every n-th poll */
+    struct narmat_mpi_seen *seen; /* reader: records one poll found (nseen_cap, grows) */
+    int nseen_cap;
+    int *found; /* reader, per origin: records of seen[] (zero between polls) */
+    int *act;   /* reader: origins that joined, in rank order (nact) */
+    int nact;
+    uint64_t ntaken;    /* reader: list[0, ntaken) taken into act[] (a hole stops it) */
+    uint8_t *in_act;    /* reader, per origin: in act[] */
+    uint8_t *joined;    /* writer, per target: my entry is in its list */
+    int join_hole;      /* NARMA_TEST_JOIN_HOLE=1: the first join leaves a hole */
+    int progress_every; /* poll: enter MPI's progress engine every n-th poll */
     int polls;
     MPI_Aint *sizes;  /* per rank: window size in bytes (create/allocate) */
     int *units;       /* per rank: displacement unit */
@@ -347,6 +371,9 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->pos);
     free(t->seen);
     free(t->found);
+    free(t->act);
+    free(t->in_act);
+    free(t->joined);
     free(t->sent);
     free(t->pend);
     free(t->queued);
@@ -424,8 +451,12 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         t->published = calloc(p, sizeof(*t->published));
         t->pos = calloc(p, sizeof(*t->pos));
         t->sent = calloc(p, sizeof(*t->sent));
-        t->seen = malloc(NARMAT_MPI_POLL_MAX * sizeof(*t->seen));
+        t->seen = malloc(NARMAT_MPI_SEEN_FIRST * sizeof(*t->seen));
+        t->nseen_cap = NARMAT_MPI_SEEN_FIRST;
         t->found = calloc(p, sizeof(*t->found));
+        t->act = malloc(p * sizeof(*t->act));
+        t->in_act = calloc(p, 1);
+        t->joined = calloc(p, 1);
         t->out = calloc(p, sizeof(*t->out));
         t->nout = w->size;
         t->pend = malloc(p * sizeof(*t->pend));
@@ -433,7 +464,7 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     }
     if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd || !t->head ||
         !t->published || !t->pos || !t->sent || !t->out || !t->seen || !t->found || !t->pend ||
-        !t->queued || narmat_test_fail_alloc(1))
+        !t->queued || !t->act || !t->in_act || !t->joined || narmat_test_fail_alloc(1))
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
         narmat_mpi_release(t);
@@ -486,13 +517,19 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
 
     /* The clock of the records' times (rec_time): one OS instance's CLOCK_MONOTONIC when every
      * rank runs on it (exact, never stepped), else CLOCK_REALTIME, which NTP or PTP keeps in
-     * step between nodes. Every rank sees the same answer (one node holds all or none). */
+     * step between nodes. Every rank sees the same answer (one node holds all or none).
+     * Pretend nodes (NARMA_NODE_SIZE) count as nodes, so that the tests split over them run
+     * the realtime branch on one machine. */
     MPI_Comm host;
     int hsize = 0;
-    NARMAT_MPI_TRY(MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host));
+    if ((rc = narmat_node_comm(w->comm, &host))) goto fail;
     MPI_Comm_size(host, &hsize);
     MPI_Comm_free(&host);
     t->clock = hsize == w->size ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+    if (w->rank == 0 && narmau_verbose())
+        fprintf(stderr, "narma: mpi transport: a window of %d ranks, %s; records timed by %s\n",
+                w->size, hsize == w->size ? "one node" : "several nodes",
+                hsize == w->size ? "CLOCK_MONOTONIC" : "CLOCK_REALTIME");
 
     /* Sub-ring capacity (see "Notification rings"): NARMA_RING_SLOTS is the whole ring of a
      * target, shared out among its origins; every rank must agree on the layout. */
@@ -507,7 +544,8 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         w->flavor == MPI_WIN_FLAVOR_ALLOCATE || w->flavor == MPI_WIN_FLAVOR_SHARED ? 64 : 1;
     t->off_done = NARMAT_MPI_OFF_GRANT + pad_line((MPI_Aint)p * 8);
     t->off_credit = t->off_done + pad_line((MPI_Aint)p * 8);
-    t->off_ring = t->off_credit + pad_line((MPI_Aint)p * 8);
+    t->off_joined = t->off_credit + pad_line((MPI_Aint)p * 8);
+    t->off_ring = t->off_joined + NARMAT_MPI_LINE + pad_line((MPI_Aint)p * 16);
     t->ctl_bytes = t->off_ring + pad_line((MPI_Aint)p * (MPI_Aint)t->slots * NARMAT_MPI_REC_BYTES);
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         /* Table of attached regions: this rank's own copy, and the published one, attached
@@ -551,6 +589,8 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     const char *sep = getenv("NARMA_TEST_SEPARATE");
     const char *back = getenv("NARMA_TEST_CLOCK_BACK");
     t->clock_back = back != NULL && back[0] == '1';
+    const char *hole = getenv("NARMA_TEST_JOIN_HOLE");
+    t->join_hole = hole != NULL && hole[0] == '1';
     int force_separate = sep != NULL && sep[0] == '1';
     NARMAT_MPI_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
     t->unified = flag && *model == MPI_WIN_UNIFIED && !force_separate;
@@ -999,11 +1039,17 @@ static int narmat_mpi_check_bounds(struct narmat_win *w, int target, MPI_Aint di
     const struct narmat_mpi *t = tp_of(w);
     if (hi <= lo) return NARMA_SUCCESS;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return dyn_check(w, target, disp, lo, hi);
-    MPI_Aint unit = t->units[target], size = t->sizes[target];
-    /* disp * unit + [lo, hi) within [0, size), without overflowing. */
-    if (disp < 0 || (unit > 1 ? disp > size / unit : disp > size)) return NARMA_ERR_DISP;
-    MPI_Aint off = disp * unit;
-    if (off + lo < 0 || hi > size - off) return NARMA_ERR_DISP;
+    /* disp * unit + [lo, hi) within [0, size); a product or sum that overflows would wrap
+     * to an address inside the window. No division: disp_unit is often 8, and a 64-bit
+     * division costs some 40 cycles on every access. */
+    MPI_Aint off, first, end, size = t->sizes[target];
+    if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)t->units[target], &off) ||
+        __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
+        first < 0 || end > size)
+        return NARMAU_ERR(NARMA_ERR_DISP,
+                          "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window "
+                          "of %ld bytes",
+                          (long)disp, t->units[target], (long)lo, (long)hi, target, (long)size);
     return NARMA_SUCCESS;
 }
 
@@ -1377,19 +1423,19 @@ static int narmat_mpi_flush(struct narmat_win *w, int target)
     int rc2 = t->npend > 0 ? narmat_mpi_send_pending(w) : NARMA_SUCCESS;
     if (rc2 && !rc) rc = rc2;
     int mrc = MPI_Win_flush_all(t->data);
-    if (mrc == MPI_SUCCESS)
-        memset(t->dirty, 0, (size_t)w->size);
-    else if (!rc)
-        rc = narmau_mpi_error(mrc);
+    memset(t->dirty, 0, (size_t)w->size); /* a failure is reported once (flush_dirty) */
+    if (mrc != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
     return rc;
 }
 
-/* Flush the data window to target only if something was issued to it. */
+/* Flush the data window to target only if something was issued to it. A failed flush is
+ * reported once: the control update that follows (the release of an unlock, a PSCW done count)
+ * must not fail again on it, or the peers would wait for that update for good. */
 static int narmat_mpi_flush_dirty(struct narmat_mpi *t, int target)
 {
     if (!t->dirty[target]) return NARMA_SUCCESS;
-    NARMAU_MPI(MPI_Win_flush(target, t->data));
     t->dirty[target] = 0;
+    NARMAU_MPI(MPI_Win_flush(target, t->data));
     return NARMA_SUCCESS;
 }
 
@@ -1513,9 +1559,49 @@ static int narmat_mpi_send_pending(struct narmat_win *w)
     return rc;
 }
 
+/* An entry of a target's list of origins (see "Origins that joined"): o + 1 and its complement,
+ * so that zeros or a torn write never decode; -1 for an invalid entry or rank. */
+static uint64_t join_entry(int o)
+{
+    const uint32_t v = (uint32_t)o + 1;
+    return (uint64_t)v << 32 | (uint32_t)~v;
+}
+
+static int join_origin(uint64_t e, int size)
+{
+    const uint32_t v = (uint32_t)(e >> 32);
+    if ((uint32_t)e != (uint32_t)~v || v == 0 || v > (uint32_t)size) return -1;
+    return (int)(v - 1);
+}
+
+/* Take a place in target's list of origins, once per window and target, before the first
+ * record (step 1): a round trip for the place, then the entry, completed with that record. */
+static int narmat_mpi_join(struct narmat_win *w, int target)
+{
+    struct narmat_mpi *t = tp_of(w);
+    const uint64_t one = 1;
+    uint64_t place = 0;
+    for (;;) {
+        NARMAU_MPI(
+            MPI_Fetch_and_op(&one, &place, MPI_UINT64_T, target, t->off_joined, MPI_SUM, t->ctl));
+        NARMAU_MPI(MPI_Win_flush(target, t->ctl));
+        if (place >= 2 * (uint64_t)w->size) /* only after size joins failed past their place */
+            return NARMAU_ERR(NARMA_ERR_INTERN, "no place left in rank %d's list of origins",
+                              target);
+        if (!t->join_hole) break;
+        t->join_hole = 0; /* NARMA_TEST_JOIN_HOLE: as if this join had failed after the place */
+    }
+    const uint64_t e = join_entry(w->rank);
+    NARMAU_MPI(MPI_Put(&e, 1, MPI_UINT64_T, target,
+                       t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)place * 8, 1, MPI_UINT64_T,
+                       t->ctl));
+    t->joined[target] = 1;
+    return NARMA_SUCCESS;
+}
+
 /* Step 1: is there a free slot in my sub-ring at target? The credit word is local memory
  * (the target writes it), so this costs no network operation; NARMAT_AGAIN (nothing issued)
- * when the sub-ring is full. */
+ * when the sub-ring is full. The first time, also join target's list of origins. */
 static int narmat_mpi_reserve(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
@@ -1525,6 +1611,7 @@ static int narmat_mpi_reserve(struct narmat_win *w, int target)
         if (t->out[target] == NULL)
             return NARMAU_ERR(NARMA_ERR_NO_MEM, "notification records to rank %d", target);
     }
+    if (!t->joined[target] && (rc = narmat_mpi_join(w, target))) return rc;
     if (t->pos[target] - t->hd[target] < t->slots) return NARMA_SUCCESS;
     /* Full: records still waiting here cannot be consumed, so no credit could come back. */
     if ((rc = narmat_mpi_send(w, target))) return rc;
@@ -1611,9 +1698,17 @@ static int narmat_mpi_acc_notify(struct narmat_win *w, const void *oaddr, int oc
 static int narmat_mpi_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                            int (*move)(void *move_arg), void *move_arg)
 {
+    struct narmat_mpi *t = tp_of(w);
     int rc = narmat_mpi_reserve(w, target);
     if (rc) return rc;
-    return narmat_mpi_enqueue(w, target, kind, tag, bytes, move(move_arg));
+    /* move's flush must report its own access's outcome only: a failure of deferred records
+     * written earlier by progress stays for the program's next flush (else this atomic, applied,
+     * would go out void and be reported failed). */
+    const int earlier = t->pend_err;
+    t->pend_err = 0;
+    const int mrc = move(move_arg);
+    if (earlier && !t->pend_err) t->pend_err = earlier;
+    return narmat_mpi_enqueue(w, target, kind, tag, bytes, mrc);
 }
 
 /* Read the record at slot pos of origin o's sub-ring into v; 1 if it is there and whole. */
@@ -1651,28 +1746,110 @@ static void credit_return(struct narmat_win *w, int o)
         t->published[o] = hd;
 }
 
-/* One pass over sub-rings 0..nrings-1: append the whole records after those already found
- * (from head + found) to t->seen. Returns the new count; *last = the highest sub-ring that
- * had a record. */
-static int poll_pass(struct narmat_win *w, int n, int nrings, int second, int *found, int *last)
+/* Take the origins that joined this rank's list since the last look into act[], kept in rank
+ * order (the sub-rings then lie in address order, which the hardware prefetches); returns how
+ * many (see "Origins that joined"). Loads after the caller's MPI_Win_sync in the unified
+ * model, MPI atomics on self in the separate one. A place whose entry has not landed is looked
+ * at again next time; the entries after it are taken now. */
+static int take_joined(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
-    /* Makes remote record writes visible to the loads below (unified model). The second pass
-     * needs no other: it looks for records complete before one the first pass acquired. */
-    if (!second && t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return n;
-    for (int o = 0; o < nrings && n < NARMAT_MPI_POLL_MAX; o++) {
-        uint64_t v[NARMAT_MPI_REC_WORDS];
-        while (n < NARMAT_MPI_POLL_MAX && ring_read(w, o, t->head[o] + (uint64_t)found[o], v)) {
-            struct narmat_mpi_seen *e = &t->seen[n++];
-            e->ts = v[4];
-            e->pos = t->head[o] + (uint64_t)found[o]++;
-            e->origin = o;
-            e->second = second;
-            e->w2 = v[2];
-            e->ctr = (int)(v[1] >> 31 & 1);
-            e->bytes = v[3];
-            *last = o;
+    uint64_t n = 0;
+    int added = 0;
+    if (t->unified)
+        n = narmau_atomic_load_acq_u64(ctl_word(t, t->off_joined));
+    else if (ctl_read_atomic(w, t->off_joined, 1, &n) != NARMA_SUCCESS)
+        return 0;
+    if (n > 2 * (uint64_t)w->size) n = 2 * (uint64_t)w->size;
+    for (uint64_t i = t->ntaken; i < n; i++) {
+        const MPI_Aint off = t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)i * 8;
+        uint64_t e = 0;
+        if (t->unified)
+            e = narmau_atomic_load_acq_u64(ctl_word(t, off));
+        else if (ctl_read_atomic(w, off, 1, &e) != NARMA_SUCCESS)
+            return added;
+        const int o = join_origin(e, w->size);
+        if (o < 0) continue; /* not landed yet, or a hole */
+        if (i == t->ntaken) t->ntaken++;
+        if (!t->in_act[o]) {
+            t->in_act[o] = 1;
+            int j = t->nact++;
+            for (; j > 0 && t->act[j - 1] > o; j--)
+                t->act[j] = t->act[j - 1];
+            t->act[j] = o;
+            added++;
         }
+    }
+    return added;
+}
+
+/* Room for one more record in seen[]: it doubles when full. Every sub-ring must be read to its
+ * end in both passes for the arrival order to hold and for no origin to be passed over (a cap
+ * on records per poll, as until layout 5, left the sub-rings after the cut unread while the
+ * first ones kept refilling). It holds at most the records the ring has room for. Without
+ * memory for more, the poll delivers what it holds, and the order across origins may suffer. */
+static __attribute__((noinline, cold)) int seen_grow(struct narmat_mpi *t)
+{
+    if (t->nseen_cap > INT_MAX / 2) return 0;
+    struct narmat_mpi_seen *g = realloc(t->seen, 2 * (size_t)t->nseen_cap * sizeof(*g));
+    if (g == NULL) return 0;
+    t->seen = g;
+    t->nseen_cap *= 2;
+    return 1;
+}
+
+static inline int seen_room(struct narmat_mpi *t, int n)
+{
+    return n < t->nseen_cap || seen_grow(t);
+}
+
+/* One pass over the sub-rings of act[from, to): append the whole records after those already
+ * found (from head + found) to t->seen. Returns the new count; *last = the highest index of
+ * act[] whose sub-ring had a record. */
+/* The whole records of origin o's sub-ring from head + found on, appended to t->seen. */
+static __attribute__((noinline)) int collect(struct narmat_win *w, int o, int n, int second,
+                                             int *found)
+{
+    struct narmat_mpi *t = tp_of(w);
+    uint64_t v[NARMAT_MPI_REC_WORDS];
+    for (;;) {
+        const uint64_t pos = t->head[o] + (uint64_t)found[o];
+        if (!ring_read(w, o, pos, v) || !seen_room(t, n)) return n;
+        struct narmat_mpi_seen *e = &t->seen[n++];
+        e->ts = v[4];
+        e->pos = pos;
+        found[o]++;
+        e->origin = o;
+        e->second = second;
+        e->w2 = v[2];
+        e->ctr = (int)(v[1] >> 31 & 1);
+        e->bytes = v[3];
+    }
+}
+
+static int poll_pass(struct narmat_win *w, int n, int from, int to, int second, int *found,
+                     int *last)
+{
+    const struct narmat_mpi *t = tp_of(w);
+    /* The common case, nothing new in a sub-ring, costs one relaxed load: its next slot's
+     * sequence word (unified model); collect's ring_read then loads the whole record with
+     * acquire and checks it. */
+    const unsigned char *ring = t->ctlmem + t->off_ring;
+    const uint64_t mask = t->slots - 1, *head = t->head;
+    const MPI_Aint sub = (MPI_Aint)t->slots * NARMAT_MPI_REC_BYTES;
+    const int unified = t->unified, *act = t->act;
+    for (int i = from; i < to; i++) {
+        const int o = act[i];
+        if (unified) {
+            const uint64_t pos = head[o] + (uint64_t)found[o];
+            const unsigned char *slot =
+                ring + (MPI_Aint)o * sub + (MPI_Aint)(pos & mask) * NARMAT_MPI_REC_BYTES;
+            if (narmau_atomic_load_relaxed_u64((const uint64_t *)(const void *)slot) != pos + 1)
+                continue;
+        }
+        const int n0 = n;
+        n = collect(w, o, n, second, found);
+        if (n > n0) *last = i;
     }
     return n;
 }
@@ -1704,15 +1881,23 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
      * the top of the file): a first pass finds records, a second pass finds those whose
      * writers completed them before any record of the first pass was written. Only sub-rings
      * read before the last one that had a record can have missed such a record (the others
-     * were read after it was seen), so the second pass stops there. */
+     * were read after it was seen), so the second pass reads those; if origins joined since
+     * the first pass (their entries complete before their records), it reads every sub-ring.
+     * MPI_Win_sync makes remote writes visible to the loads (unified model); the second pass
+     * needs no other: it looks for records complete before one the first pass acquired. */
     int *found = t->found, last = -1;
-    n = poll_pass(w, 0, w->size, 0, found, &last);
+    if (t->unified && MPI_Win_sync(t->ctl) != MPI_SUCCESS) return 0;
+    take_joined(w);
+    n = poll_pass(w, 0, 0, t->nact, 0, found, &last);
     if (n > 0) {
         int first = n, last2 = -1;
         uint64_t maxts = 0;
         for (int i = 0; i < first; i++)
             if (t->seen[i].ts > maxts) maxts = t->seen[i].ts;
-        if (last > 0) n = poll_pass(w, n, last, 1, found, &last2);
+        if (take_joined(w) > 0)
+            n = poll_pass(w, n, 0, t->nact, 1, found, &last2);
+        else if (last > 0)
+            n = poll_pass(w, n, 0, last, 1, found, &last2);
         /* One origin's records are in position order already: sort only a mix. */
         int mixed = 0;
         for (int i = 1; i < n && !mixed; i++)
@@ -1745,15 +1930,16 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 
 /* ---- control words ---- */
 
+/* The counts (grant, done, fence) are added even when the release before them failed: the
+ * peer waits for them, and the failure is this process's to report (it returns it). */
 static int narmat_mpi_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
 {
     struct narmat_mpi *t = tp_of(w);
     int rc = narmat_mpi_send(w, target); /* release: data and deferred records first */
-    if (rc) return rc;
     NARMAU_MPI(MPI_Accumulate(&val, 1, MPI_UINT64_T, target, ctl_offset(t, kind, arg), 1,
                               MPI_UINT64_T, MPI_SUM, t->ctl));
     NARMAU_MPI(MPI_Win_flush(target, t->ctl));
-    return NARMA_SUCCESS;
+    return rc;
 }
 
 static int narmat_mpi_ctl_cas(struct narmat_win *w, int target, int kind, int arg,
