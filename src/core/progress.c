@@ -78,10 +78,16 @@ int narmai_coll_wait(struct narmai_win *w, MPI_Request *req)
 {
     narmau_waiter wt = {0};
     for (;;) {
-        int done = 0;
-        NARMAU_MPI(MPI_Test(req, &done, MPI_STATUS_IGNORE));
+        int done = 0, mrc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS) {
+            /* The caller's buffers must not be left to a collective still under way. */
+            MPI_Wait(req, MPI_STATUS_IGNORE);
+            return narmau_mpi_error(mrc);
+        }
         if (done) return NARMA_SUCCESS;
-        narmai_progress_win(w);
+        /* w every time, the others at a bounded rate: the peer may be held by a full ring of
+         * another window toward this process. */
+        narmai_progress_on(w);
         narmau_wait_step(&wt);
     }
 }

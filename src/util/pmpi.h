@@ -84,6 +84,7 @@
 #define MPI_Type_size             PMPI_Type_size
 #define MPI_Type_size_x           PMPI_Type_size_x
 #define MPI_Unpack                PMPI_Unpack
+#define MPI_Wait                  PMPI_Wait
 #define MPI_Win_allocate          PMPI_Win_allocate
 #define MPI_Win_allocate_shared   PMPI_Win_allocate_shared
 #define MPI_Win_attach            PMPI_Win_attach

@@ -25,15 +25,22 @@
  *   - exclusive lock: rank 1's Win_unlock, whose flush fails twice (its own and the one the
  *     lock word's update would make), returns NARMA_ERR_MPI and releases the lock: rank 0 then
  *     takes it.
- * And a failure that progress met stays for the program's next flush (3 ranks, deferred
- * records): rank 1's Put_notify to rank 0 is written by NARMA_Progress, whose data flush fails;
- * rank 1's Fetch_and_op_notify to rank 2 that follows must succeed and notify rank 2 (its own
- * flush must not report, and void, the earlier failure), and rank 1's next Win_flush reports it.
+ * And a failure that progress met stays for the program's next flush of that target (3 ranks,
+ * deferred records): rank 1's Put_notify to rank 2 is written by NARMA_Progress, whose data
+ * flush fails; rank 1's Fetch_and_op_notify that follows, to rank 2 and then to rank 0, must
+ * succeed and notify its target (its own flush must not report, and void, the earlier
+ * failure), and rank 1's next Win_flush of rank 2 reports it.
+ *
+ * Also run at 4 ranks on pretend nodes of 2 (tests/CMakeLists.txt): there rank 0 is rank 1's
+ * node peer (shm, whose flushes this program cannot fail: those phases are skipped) and rank 2
+ * is reached through mpi; a fetching atomic to rank 0 goes through mpi too, and its flush of
+ * rank 0 must not take the failure kept for rank 2.
  */
 #define _GNU_SOURCE
 #include "common.h"
 
 #include <dlfcn.h>
+#include <string.h>
 
 static volatile int fail_next_flush; /* flushes still to fail */
 
@@ -76,6 +83,16 @@ static void expect_only(NARMA_Win win, int tag, const int64_t *mem, int64_t valu
     CHECK_RC(NARMA_Request_free(&r)); /* withdraws the active request */
 }
 
+/* Collective: does rank a reach rank b through the mpi transport (a's answer, for all)? */
+static int path_is_mpi(NARMA_Win win, int a, int b)
+{
+    int rank, yes = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == a) yes = strcmp(NARMA_Win_get_target_transport(win, b), "mpi") == 0;
+    CHECK_MPI(MPI_Bcast(&yes, 1, MPI_INT, a, MPI_COMM_WORLD));
+    return yes;
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv, "notify_flush_fail", 50);
@@ -93,7 +110,8 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Info_free(&info));
         mem[0] = 0;
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-        for (int rep = 0; rep < 3; rep++) {
+        const int o_t_mpi = path_is_mpi(win, O, T); /* else these phases fail no flush */
+        for (int rep = 0; rep < 3 && o_t_mpi; rep++) {
             const int64_t a = 100 * rep + 1, b = 100 * rep + 2, c = 100 * rep + 3;
             if (rank == O && !deferred) {
                 fail_next_flush = 1;
@@ -114,34 +132,45 @@ int main(int argc, char **argv)
             if (rank == T) expect_only(win, deferred ? 3 : 2, mem, deferred ? c : b);
             CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
-        if (deferred && size >= 3) {
-            test_phase("a failure progress met, then a notified fetching atomic");
-            const int64_t a = 11, one = 1;
-            int64_t old = -1;
-            if (rank == 2) mem[1] = 40;
-            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-            if (rank == O) {
-                CHECK_RC(NARMA_Put_notify(&a, 1, MPI_INT64_T, T, 0, 1, MPI_INT64_T, win, 1));
-                fail_next_flush = 1;
-                CHECK_RC(NARMA_Progress()); /* writes the record: its data flush fails */
-                CHECK(fail_next_flush == 0, "progress did not write the deferred record");
-                CHECK_RC(NARMA_Fetch_and_op_notify(&one, &old, MPI_INT64_T, 2, 8, MPI_SUM, win, 5));
-                CHECK(old == 40, "Fetch_and_op_notify fetched %lld, expected 40", (long long)old);
-                CHECK_ERR(NARMA_Win_flush(T, win), NARMA_ERR_MPI);
-                CHECK_RC(NARMA_Win_flush(T, win));
-                CHECK_RC(NARMA_Win_flush(2, win)); /* deferred: the record to 2 goes out */
+        /* Rank 2 through mpi (always on mpi; on pretend nodes of 2 a rank off rank 1's node,
+         * while rank 0 is its node peer, reached through shm, its atomics through mpi). */
+        if (deferred && size >= 3 && path_is_mpi(win, O, 2)) {
+            for (int same = 1; same >= 0; same--) {
+                test_phase(same ? "a failure progress met, then a notified fetching atomic to "
+                                  "that target"
+                                : "a failure progress met, then a notified fetching atomic to "
+                                  "another target");
+                const int D = 2, A = same ? 2 : T; /* the failing record's and the atomic's */
+                const int64_t a = 11, one = 1;
+                int64_t old = -1;
+                if (rank == A) mem[1] = 40;
+                CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+                if (rank == O) {
+                    CHECK_RC(NARMA_Put_notify(&a, 1, MPI_INT64_T, D, 0, 1, MPI_INT64_T, win, 1));
+                    fail_next_flush = 1;
+                    CHECK_RC(NARMA_Progress()); /* writes the record: its data flush fails */
+                    CHECK(fail_next_flush == 0, "progress did not write the deferred record");
+                    CHECK_RC(
+                        NARMA_Fetch_and_op_notify(&one, &old, MPI_INT64_T, A, 8, MPI_SUM, win, 5));
+                    CHECK(old == 40, "Fetch_and_op_notify fetched %lld, expected 40",
+                          (long long)old);
+                    CHECK_ERR(NARMA_Win_flush(D, win), NARMA_ERR_MPI); /* the earlier failure */
+                    CHECK_RC(NARMA_Win_flush(D, win));
+                    CHECK_RC(NARMA_Win_flush(A, win)); /* deferred: the atomic's record */
+                }
+                CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+                if (rank == A) {
+                    NARMA_Request r;
+                    MPI_Status st;
+                    CHECK_RC(NARMA_Notify_init(win, O, 5, 1, &r));
+                    CHECK_RC(NARMA_Start(&r));
+                    CHECK_RC(NARMA_Wait(&r, &st));
+                    CHECK_RC(NARMA_Request_free(&r));
+                    CHECK(mem[1] == 41, "rank %d's counter holds %lld, expected 41", A,
+                          (long long)mem[1]);
+                }
+                CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
             }
-            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-            if (rank == 2) {
-                NARMA_Request r;
-                MPI_Status st;
-                CHECK_RC(NARMA_Notify_init(win, O, 5, 1, &r));
-                CHECK_RC(NARMA_Start(&r));
-                CHECK_RC(NARMA_Wait(&r, &st));
-                CHECK_RC(NARMA_Request_free(&r));
-                CHECK(mem[1] == 41, "rank 2's counter holds %lld, expected 41", (long long)mem[1]);
-            }
-            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
         CHECK_RC(NARMA_Win_free(&win));
     }
@@ -155,7 +184,8 @@ int main(int argc, char **argv)
     const int other = rank == T ? O : T;
     CHECK_MPI(MPI_Group_incl(world, 1, &other, &peer));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    for (int rep = 0; rep < 3; rep++) {
+    const int o_t_mpi = path_is_mpi(win, O, T);
+    for (int rep = 0; rep < 3 && o_t_mpi; rep++) {
         test_phase("PSCW: Win_complete whose data flush fails");
         const int64_t v = 500 + rep;
         if (rank == T) {

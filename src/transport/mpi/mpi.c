@@ -158,12 +158,12 @@
  * by the flush that completes its first record. The entry is (o + 1) << 32 | ~(o + 1) (32-bit
  * halves), so a torn or unwritten one (zeros) reads as invalid. The reader, at the start of
  * each pass, reads the joined word (clamped to the list's 2 x size places) and the entries it
- * has not taken yet; an entry not landed yet is looked at again at the next pass, and the
- * entries after it are taken meanwhile, so a place taken by an origin whose join then failed
- * (it joins again later, at a new place) leaves a hole that delays nobody; the list has room
- * for size such failures. A record is complete only after its
- * origin's entry (same flush or an earlier one), so the arrival-order argument above still
- * holds: the second pass reads the list again before it looks for records the first missed.
+ * has not looked at yet; a place whose entry has not landed is remembered and looked at again
+ * at each pass (one load) until it lands, and the places after it are taken meanwhile, so a
+ * place taken by an origin whose join then failed (it joins again later, at a new place)
+ * leaves a hole that delays nobody; the list has room for size such failures. A record is complete
+ * only after its origin's entry (same flush or an earlier one), so the arrival-order argument above
+ * still holds: the second pass reads the list again before it looks for records the first missed.
  *
  * Control words: remote updates are MPI atomics on ctl followed by a flush of
  * ctl; a flush of the data window to the same target (when dirty) precedes
@@ -259,9 +259,11 @@ struct narmat_mpi {
     struct narmat_mpi_seen *seen; /* reader: records one poll found (nseen_cap, grows) */
     int nseen_cap;
     int *found; /* reader, per origin: records of seen[] (zero between polls) */
-    int *act;   /* reader: origins that joined, in rank order (nact) */
+    int *act;   /* reader: origins that joined, in the order taken (nact) */
     int nact;
-    uint64_t ntaken;    /* reader: list[0, ntaken) taken into act[] (a hole stops it) */
+    uint64_t ntaken; /* reader: places of the list looked at */
+    uint32_t *holes; /* reader: places looked at whose entry had not landed (lazily, 2 x size) */
+    int nholes;
     uint8_t *in_act;    /* reader, per origin: in act[] */
     uint8_t *joined;    /* writer, per target: my entry is in its list */
     int join_hole;      /* NARMA_TEST_JOIN_HOLE=1: the first join leaves a hole */
@@ -274,8 +276,12 @@ struct narmat_mpi {
     uint64_t *hd;     /* per target: its credit word (head of my sub-ring) as last read */
     int *pend;        /* w->notify_deferred: targets with records not yet written, npend */
     int npend;
-    int pend_err;         /* deferred: a failure of records written by poll, for the next flush */
-    uint64_t last_ts;     /* writer: time of the last record sent (rec_time) */
+    int *pend_errs;      /* deferred, per target: a failure of records progress wrote there,
+                          * for the next flush of that target (or flush_all) */
+    int npend_errs;      /* targets with one */
+    uint64_t join_entry; /* my entry in targets' lists, kept for the Puts that carry it */
+    uint64_t join_one, join_place; /* the join's Fetch_and_op operands */
+    uint64_t last_ts;              /* writer: time of the last record sent (rec_time) */
     clockid_t clock;      /* of those times: CLOCK_MONOTONIC on one host, else CLOCK_REALTIME */
     uint64_t clock_steps; /* NARMA_TEST_CLOCK_BACK: records timed so far */
     int clock_back;       /* NARMA_TEST_CLOCK_BACK=1 */
@@ -296,7 +302,7 @@ struct narmat_mpi {
 static inline struct narmat_mpi *tp_of(struct narmat_win *w) { return w->tp; }
 
 static int narmat_mpi_send(struct narmat_win *w, int target);
-static int narmat_mpi_send_pending(struct narmat_win *w);
+static int narmat_mpi_send_pending(struct narmat_win *w, int keep);
 
 /* The displacement MPI gets: a Win_create window's MPI window has unit 1 and
  * starts delta bytes below the user's base (see win_init). check_bounds
@@ -372,10 +378,12 @@ static void narmat_mpi_release(struct narmat_mpi *t)
     free(t->seen);
     free(t->found);
     free(t->act);
+    free(t->holes);
     free(t->in_act);
     free(t->joined);
     free(t->sent);
     free(t->pend);
+    free(t->pend_errs);
     free(t->queued);
     if (t->out)
         for (int i = 0; i < t->nout; i++)
@@ -460,11 +468,13 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         t->out = calloc(p, sizeof(*t->out));
         t->nout = w->size;
         t->pend = malloc(p * sizeof(*t->pend));
+        t->pend_errs = calloc(p, sizeof(*t->pend_errs));
         t->queued = calloc(p, 1);
     }
     if (t == NULL || !t->sizes || !t->units || !t->deltas || !t->dirty || !t->hd || !t->head ||
         !t->published || !t->pos || !t->sent || !t->out || !t->seen || !t->found || !t->pend ||
-        !t->queued || !t->act || !t->in_act || !t->joined || narmat_test_fail_alloc(1))
+        !t->queued || !t->act || !t->in_act || !t->joined || !t->pend_errs ||
+        narmat_test_fail_alloc(1))
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "mpi transport state");
     if ((rc = narmat_mpi_agree(w, rc))) {
         narmat_mpi_release(t);
@@ -1407,20 +1417,41 @@ static int narmat_mpi_cas(struct narmat_win *w, const void *oaddr, const void *c
     return narmat_mpi_local_done(t, target, NULL);
 }
 
+/* Failures of deferred records that progress wrote, kept per target for the program's next
+ * flush of that target (pend_err_take with target -1: every target's, the first returned). */
+static void pend_err_set(struct narmat_mpi *t, int target, int rc)
+{
+    if (rc == NARMA_SUCCESS || t->pend_errs[target] != NARMA_SUCCESS) return;
+    t->pend_errs[target] = rc;
+    t->npend_errs++;
+}
+
+static int pend_err_take(struct narmat_mpi *t, int target, int size)
+{
+    int rc = NARMA_SUCCESS;
+    const int from = target < 0 ? 0 : target, to = target < 0 ? size : target + 1;
+    for (int i = from; t->npend_errs > 0 && i < to; i++) {
+        if (t->pend_errs[i] == NARMA_SUCCESS) continue;
+        if (rc == NARMA_SUCCESS) rc = t->pend_errs[i];
+        t->pend_errs[i] = NARMA_SUCCESS;
+        t->npend_errs--;
+    }
+    return rc;
+}
+
 /* Every data access marks its target dirty and control updates are flushed
  * when issued, so a target that is not dirty has nothing to complete. */
 static int narmat_mpi_flush(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
-    /* A failure of records progress wrote (their data access failed) is reported by this
-     * flush, which still does all its work. */
-    int rc = t->pend_err;
-    t->pend_err = 0;
+    /* A failure of records progress wrote to this target (their data access failed; all
+     * targets' for flush_all) is reported by this flush, which still does all its work. */
+    int rc = pend_err_take(t, target, w->size);
     if (target >= 0) { /* the data, then deferred notified accesses' records */
         int rc2 = narmat_mpi_send(w, target);
         return rc ? rc : rc2;
     }
-    int rc2 = t->npend > 0 ? narmat_mpi_send_pending(w) : NARMA_SUCCESS;
+    int rc2 = t->npend > 0 ? narmat_mpi_send_pending(w, 0) : NARMA_SUCCESS;
     if (rc2 && !rc) rc = rc2;
     int mrc = MPI_Win_flush_all(t->data);
     memset(t->dirty, 0, (size_t)w->size); /* a failure is reported once (flush_dirty) */
@@ -1545,8 +1576,9 @@ static int narmat_mpi_send(struct narmat_win *w, int target)
 }
 
 /* Deferred records: write those of every target that has some (flush_all, poll, Win_free).
- * Returns the first failure; every target is tried. */
-static int narmat_mpi_send_pending(struct narmat_win *w)
+ * Every target is tried. Returns the first failure, or with keep (progress: nobody to tell
+ * now) keeps each target's for its next flush. */
+static int narmat_mpi_send_pending(struct narmat_win *w, int keep)
 {
     struct narmat_mpi *t = tp_of(w);
     int rc = NARMA_SUCCESS;
@@ -1554,7 +1586,10 @@ static int narmat_mpi_send_pending(struct narmat_win *w)
         int target = t->pend[--t->npend];
         t->queued[target] = 0;
         int rc2 = narmat_mpi_send(w, target);
-        if (rc == NARMA_SUCCESS) rc = rc2;
+        if (keep)
+            pend_err_set(t, target, rc2);
+        else if (rc == NARMA_SUCCESS)
+            rc = rc2;
     }
     return rc;
 }
@@ -1579,20 +1614,23 @@ static int join_origin(uint64_t e, int size)
 static int narmat_mpi_join(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
-    const uint64_t one = 1;
+    /* The operands live in t: a Put's origin buffer must stay until the flush that completes
+     * it, which for the entry comes with the first record, after this function returned. */
+    t->join_one = 1;
+    t->join_entry = join_entry(w->rank);
     uint64_t place = 0;
     for (;;) {
-        NARMAU_MPI(
-            MPI_Fetch_and_op(&one, &place, MPI_UINT64_T, target, t->off_joined, MPI_SUM, t->ctl));
+        NARMAU_MPI(MPI_Fetch_and_op(&t->join_one, &t->join_place, MPI_UINT64_T, target,
+                                    t->off_joined, MPI_SUM, t->ctl));
         NARMAU_MPI(MPI_Win_flush(target, t->ctl));
+        place = t->join_place;
         if (place >= 2 * (uint64_t)w->size) /* only after size joins failed past their place */
             return NARMAU_ERR(NARMA_ERR_INTERN, "no place left in rank %d's list of origins",
                               target);
         if (!t->join_hole) break;
         t->join_hole = 0; /* NARMA_TEST_JOIN_HOLE: as if this join had failed after the place */
     }
-    const uint64_t e = join_entry(w->rank);
-    NARMAU_MPI(MPI_Put(&e, 1, MPI_UINT64_T, target,
+    NARMAU_MPI(MPI_Put(&t->join_entry, 1, MPI_UINT64_T, target,
                        t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)place * 8, 1, MPI_UINT64_T,
                        t->ctl));
     t->joined[target] = 1;
@@ -1702,12 +1740,13 @@ static int narmat_mpi_note(struct narmat_win *w, int target, int kind, int tag, 
     int rc = narmat_mpi_reserve(w, target);
     if (rc) return rc;
     /* move's flush must report its own access's outcome only: a failure of deferred records
-     * written earlier by progress stays for the program's next flush (else this atomic, applied,
-     * would go out void and be reported failed). */
-    const int earlier = t->pend_err;
-    t->pend_err = 0;
+     * to this target written earlier by progress stays for the program's next flush (else this
+     * atomic, applied, would go out void and be reported failed). Other targets' stay anyway:
+     * failures are kept per target (a hybrid window's fetching atomic to a node peer flushes
+     * this transport to that peer too). */
+    const int earlier = pend_err_take(t, target, w->size);
     const int mrc = move(move_arg);
-    if (earlier && !t->pend_err) t->pend_err = earlier;
+    pend_err_set(t, target, earlier);
     return narmat_mpi_enqueue(w, target, kind, tag, bytes, mrc);
 }
 
@@ -1746,39 +1785,62 @@ static void credit_return(struct narmat_win *w, int o)
         t->published[o] = hd;
 }
 
-/* Take the origins that joined this rank's list since the last look into act[], kept in rank
- * order (the sub-rings then lie in address order, which the hardware prefetches); returns how
- * many (see "Origins that joined"). Loads after the caller's MPI_Win_sync in the unified
- * model, MPI atomics on self in the separate one. A place whose entry has not landed is looked
- * at again next time; the entries after it are taken now. */
+/* Read place i of this rank's list of origins: the origin, or -1 while nothing valid is
+ * there. */
+static int joined_at(struct narmat_win *w, uint64_t i)
+{
+    struct narmat_mpi *t = tp_of(w);
+    const MPI_Aint off = t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)i * 8;
+    uint64_t e = 0;
+    if (t->unified)
+        e = narmau_atomic_load_acq_u64(ctl_word(t, off));
+    else if (ctl_read_atomic(w, off, 1, &e) != NARMA_SUCCESS)
+        return -1;
+    return join_origin(e, w->size);
+}
+
+static int take_origin(struct narmat_mpi *t, int o)
+{
+    if (o < 0 || t->in_act[o]) return 0;
+    t->in_act[o] = 1;
+    t->act[t->nact++] = o;
+    return 1;
+}
+
+/* Take the origins that joined this rank's list since the last look into act[] (in the order
+ * they joined); returns how many (see "Origins that joined"). Loads after the caller's
+ * MPI_Win_sync in the unified model, MPI atomics on self in the separate one. A place whose
+ * entry has not landed goes into holes[] and is looked at again at each pass (one load each)
+ * until it lands; the places after it are taken meanwhile. */
 static int take_joined(struct narmat_win *w)
 {
     struct narmat_mpi *t = tp_of(w);
     uint64_t n = 0;
     int added = 0;
+    for (int h = 0; h < t->nholes;) { /* places looked at whose entry had not landed */
+        const int o = joined_at(w, t->holes[h]);
+        if (o < 0) {
+            h++;
+            continue;
+        }
+        added += take_origin(t, o);
+        t->holes[h] = t->holes[--t->nholes];
+    }
     if (t->unified)
         n = narmau_atomic_load_acq_u64(ctl_word(t, t->off_joined));
     else if (ctl_read_atomic(w, t->off_joined, 1, &n) != NARMA_SUCCESS)
-        return 0;
+        return added;
     if (n > 2 * (uint64_t)w->size) n = 2 * (uint64_t)w->size;
-    for (uint64_t i = t->ntaken; i < n; i++) {
-        const MPI_Aint off = t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)i * 8;
-        uint64_t e = 0;
-        if (t->unified)
-            e = narmau_atomic_load_acq_u64(ctl_word(t, off));
-        else if (ctl_read_atomic(w, off, 1, &e) != NARMA_SUCCESS)
-            return added;
-        const int o = join_origin(e, w->size);
-        if (o < 0) continue; /* not landed yet, or a hole */
-        if (i == t->ntaken) t->ntaken++;
-        if (!t->in_act[o]) {
-            t->in_act[o] = 1;
-            int j = t->nact++;
-            for (; j > 0 && t->act[j - 1] > o; j--)
-                t->act[j] = t->act[j - 1];
-            t->act[j] = o;
-            added++;
+    for (; t->ntaken < n; t->ntaken++) {
+        const int o = joined_at(w, t->ntaken);
+        if (o >= 0) {
+            added += take_origin(t, o);
+            continue;
         }
+        if (t->holes == NULL &&
+            (t->holes = malloc(2 * (size_t)w->size * sizeof(*t->holes))) == NULL)
+            break; /* no memory to remember the place: it is looked at again next time */
+        t->holes[t->nholes++] = (uint32_t)t->ntaken;
     }
     return added;
 }
@@ -1867,12 +1929,9 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
     struct narmat_mpi *t = tp_of(w);
     int n = 0, delivered = 0;
     /* This process as an origin: deferred records go out at the latest here, so a program
-     * that waits in narma without flushing still notifies its targets. A failure is reported
-     * again by the next flush (the data window stays dirty), not lost. */
-    if (t->npend > 0) {
-        int rc = narmat_mpi_send_pending(w);
-        if (rc && !t->pend_err) t->pend_err = rc;
-    }
+     * that waits in narma without flushing still notifies its targets. A failure is kept for
+     * the program's next flush of that target, not lost. */
+    if (t->npend > 0) narmat_mpi_send_pending(w, 1);
     if (++t->polls >= t->progress_every) { /* MPI_Win_sync does not progress MPI (MPICH 5) */
         t->polls = 0;
         mpi_poke(w);
