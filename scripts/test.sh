@@ -60,10 +60,22 @@ fi
 . "$root/scripts/ensure-env.sh"
 
 build="$NARMA_BUILD_DIR"
+mpiexec_exe="$(command -v mpiexec)"
+if [ "$NARMA_MPI_FLAVOR" = openmpi ]; then
+    # Open MPI's launcher keeps its session files (ompi.<pid>/) in TMPDIR, and those of runs
+    # killed earlier stay there: this run gets a directory of its own, removed at the end. Its
+    # rare failures to start at all ("The PMIx server's listener thread failed to start") are
+    # retried by scripts/mpiexec-retry.sh, which says so in the log; nothing else is.
+    TMPDIR="$(mktemp -d "${TMPDIR:-/tmp}/narma-ompi.XXXXXX")"
+    export TMPDIR
+    trap 'rm -rf "$TMPDIR"' EXIT
+    export NARMA_REAL_MPIEXEC="$mpiexec_exe"
+    mpiexec_exe="$root/scripts/mpiexec-retry.sh"
+fi
 cmake_args=(
     -DCMAKE_BUILD_TYPE=RelWithDebInfo
     -DMPI_C_COMPILER="$(command -v mpicc)"
-    -DMPIEXEC_EXECUTABLE="$(command -v mpiexec)"
+    -DMPIEXEC_EXECUTABLE="$mpiexec_exe"
     # A CMake list, so that several flags reach mpiexec as separate arguments.
     -DMPIEXEC_PREFLAGS="${NARMA_MPIEXEC_PREFLAGS// /;}"
 )
