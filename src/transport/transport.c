@@ -159,6 +159,16 @@ int narmat_fallback(const struct narmat_ops **ops)
     return narmat_ops_check(*ops);
 }
 
+int narmat_bounds_error(int target, MPI_Aint disp, int unit, MPI_Aint lo, MPI_Aint hi,
+                        MPI_Aint size)
+{
+    return NARMAU_ERR(
+        NARMA_ERR_DISP,
+        "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window of %ld "
+        "bytes",
+        (long)disp, unit, (long)lo, (long)hi, target, (long)size);
+}
+
 /* This process's rank in MPI_COMM_WORLD: the test hooks name processes by it. */
 static int world_rank(void)
 {

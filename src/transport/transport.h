@@ -240,6 +240,23 @@ uint32_t narmat_wire_version(void);
  * fails together. World ranks, so that the hook means the same process in a sub-context. */
 int narmat_test_fail_alloc(int stage);
 
+/* check_bounds of a window of fixed size per rank: the bytes [disp * unit + lo, disp * unit + hi)
+ * inside [0, size) of target's window (a product or sum that overflows would wrap to an address
+ * inside it; no division, which costs tens of cycles on every access); NARMA_ERR_DISP, with a
+ * message, otherwise. Empty ranges (hi <= lo) are the caller's. */
+int narmat_bounds_error(int target, MPI_Aint disp, int unit, MPI_Aint lo, MPI_Aint hi,
+                        MPI_Aint size) __attribute__((cold));
+static inline int narmat_bounds_check(int target, MPI_Aint disp, int unit, MPI_Aint lo, MPI_Aint hi,
+                                      MPI_Aint size)
+{
+    MPI_Aint off, first, end;
+    if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)unit, &off) ||
+        __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
+        first < 0 || end > size)
+        return narmat_bounds_error(target, disp, unit, lo, hi, size);
+    return NARMA_SUCCESS;
+}
+
 /* "Not supported" stubs for unused entries; target_name for a transport that serves every
  * target itself. */
 const char *narmat_own_name(struct narmat_win *w, int target);

@@ -13,11 +13,15 @@
  * its place would, then takes the next; everyone after it must still be seen. A last round
  * has every rank notify at once (the list complete, the arrival order across origins
  * exercised). The second window, without the hook, checks that each window has its own list.
- * `shm` windows have no list and must pass alike.
+ * `shm` windows have no list and must pass alike. On a third window rank 1's join leaves 2 x
+ * size holes, every place of rank 0's list: where rank 1 reaches rank 0 through `mpi`, its
+ * notified put must then fail with NARMA_ERR_INTERN (no place left), not hang or corrupt.
  */
 #include "common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define K 6
 #define T 0
@@ -97,6 +101,27 @@ static void one_window(int rank, int size, int hole)
     CHECK_RC(NARMA_Win_free(&win));
 }
 
+static void full_list(int rank, int size)
+{
+    test_phase("a list with no place left");
+    char holes[16];
+    snprintf(holes, sizeof holes, "%d", 2 * size);
+    if (rank == 1) CHECK(setenv("NARMA_TEST_JOIN_HOLE", holes, 1) == 0, "setenv");
+    NARMA_Win win;
+    int64_t *mem;
+    CHECK_RC(NARMA_Win_allocate(64, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    if (rank == 1) {
+        CHECK(unsetenv("NARMA_TEST_JOIN_HOLE") == 0, "unsetenv");
+        const int64_t v = 7;
+        if (strcmp(NARMA_Win_get_target_transport(win, T), "mpi") == 0)
+            for (int i = 0; i < 2; i++) /* the second try takes a place past the end too */
+                CHECK_ERR(NARMA_Put_notify(&v, 1, MPI_INT64_T, T, 0, 1, MPI_INT64_T, win, 1),
+                          NARMA_ERR_INTERN);
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(NARMA_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv, "notify_join", 50);
@@ -106,5 +131,6 @@ int main(int argc, char **argv)
     if (size > 64) return test_skip("at most 64 ranks");
     one_window(rank, size, 1);
     one_window(rank, size, 0);
+    full_list(rank, size);
     return test_finish();
 }

@@ -266,7 +266,7 @@ struct narmat_mpi {
     int nholes;
     uint8_t *in_act;    /* reader, per origin: in act[] */
     uint8_t *joined;    /* writer, per target: my entry is in its list */
-    int join_hole;      /* NARMA_TEST_JOIN_HOLE=1: the first join leaves a hole */
+    int join_hole;      /* NARMA_TEST_JOIN_HOLE=n: the first join leaves n holes */
     int progress_every; /* poll: enter MPI's progress engine every n-th poll */
     int polls;
     MPI_Aint *sizes;  /* per rank: window size in bytes (create/allocate) */
@@ -600,7 +600,7 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     const char *back = getenv("NARMA_TEST_CLOCK_BACK");
     t->clock_back = back != NULL && back[0] == '1';
     const char *hole = getenv("NARMA_TEST_JOIN_HOLE");
-    t->join_hole = hole != NULL && hole[0] == '1';
+    t->join_hole = hole != NULL ? atoi(hole) : 0;
     int force_separate = sep != NULL && sep[0] == '1';
     NARMAT_MPI_TRY(MPI_Win_get_attr(t->ctl, MPI_WIN_MODEL, &model, &flag));
     t->unified = flag && *model == MPI_WIN_UNIFIED && !force_separate;
@@ -780,14 +780,21 @@ static int ctl_get_record(struct narmat_win *w, MPI_Aint off, uint64_t *out)
     return NARMA_SUCCESS;
 }
 
-static int ctl_read(struct narmat_win *w, MPI_Aint off, int n, uint64_t *out)
+/* ctl_read without the MPI_Win_sync: for a caller that has just made one (the poll). */
+static inline int ctl_peek(struct narmat_win *w, MPI_Aint off, int n, uint64_t *out)
 {
     struct narmat_mpi *t = tp_of(w);
     if (!t->unified) return ctl_read_atomic(w, off, n, out);
-    NARMAU_MPI(MPI_Win_sync(t->ctl));
     for (int i = 0; i < n; i++)
         out[i] = narmau_atomic_load_acq_u64(ctl_word(t, off + 8 * i));
     return NARMA_SUCCESS;
+}
+
+static int ctl_read(struct narmat_win *w, MPI_Aint off, int n, uint64_t *out)
+{
+    struct narmat_mpi *t = tp_of(w);
+    if (t->unified) NARMAU_MPI(MPI_Win_sync(t->ctl));
+    return ctl_peek(w, off, n, out);
 }
 
 /* Publish this rank's table under the seqlock: version odd; the regions into
@@ -1049,18 +1056,7 @@ static int narmat_mpi_check_bounds(struct narmat_win *w, int target, MPI_Aint di
     const struct narmat_mpi *t = tp_of(w);
     if (hi <= lo) return NARMA_SUCCESS;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return dyn_check(w, target, disp, lo, hi);
-    /* disp * unit + [lo, hi) within [0, size); a product or sum that overflows would wrap
-     * to an address inside the window. No division: disp_unit is often 8, and a 64-bit
-     * division costs some 40 cycles on every access. */
-    MPI_Aint off, first, end, size = t->sizes[target];
-    if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)t->units[target], &off) ||
-        __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
-        first < 0 || end > size)
-        return NARMAU_ERR(NARMA_ERR_DISP,
-                          "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window "
-                          "of %ld bytes",
-                          (long)disp, t->units[target], (long)lo, (long)hi, target, (long)size);
-    return NARMA_SUCCESS;
+    return narmat_bounds_check(target, disp, t->units[target], lo, hi, t->sizes[target]);
 }
 
 /* Only a Win_allocate_shared window's memory is shared (MPI's shared allocation); other
@@ -1627,8 +1623,8 @@ static int narmat_mpi_join(struct narmat_win *w, int target)
         if (place >= 2 * (uint64_t)w->size) /* only after size joins failed past their place */
             return NARMAU_ERR(NARMA_ERR_INTERN, "no place left in rank %d's list of origins",
                               target);
-        if (!t->join_hole) break;
-        t->join_hole = 0; /* NARMA_TEST_JOIN_HOLE: as if this join had failed after the place */
+        if (t->join_hole <= 0) break;
+        t->join_hole--; /* NARMA_TEST_JOIN_HOLE: as if a join had failed after the place */
     }
     NARMAU_MPI(MPI_Put(&t->join_entry, 1, MPI_UINT64_T, target,
                        t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)place * 8, 1, MPI_UINT64_T,
@@ -1789,13 +1785,9 @@ static void credit_return(struct narmat_win *w, int o)
  * there. */
 static int joined_at(struct narmat_win *w, uint64_t i)
 {
-    struct narmat_mpi *t = tp_of(w);
-    const MPI_Aint off = t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)i * 8;
+    const struct narmat_mpi *t = tp_of(w);
     uint64_t e = 0;
-    if (t->unified)
-        e = narmau_atomic_load_acq_u64(ctl_word(t, off));
-    else if (ctl_read_atomic(w, off, 1, &e) != NARMA_SUCCESS)
-        return -1;
+    if (ctl_peek(w, t->off_joined + NARMAT_MPI_LINE + (MPI_Aint)i * 8, 1, &e)) return -1;
     return join_origin(e, w->size);
 }
 
@@ -1826,10 +1818,7 @@ static int take_joined(struct narmat_win *w)
         added += take_origin(t, o);
         t->holes[h] = t->holes[--t->nholes];
     }
-    if (t->unified)
-        n = narmau_atomic_load_acq_u64(ctl_word(t, t->off_joined));
-    else if (ctl_read_atomic(w, t->off_joined, 1, &n) != NARMA_SUCCESS)
-        return added;
+    if (ctl_peek(w, t->off_joined, 1, &n)) return added;
     if (n > 2 * (uint64_t)w->size) n = 2 * (uint64_t)w->size;
     for (; t->ntaken < n; t->ntaken++) {
         const int o = joined_at(w, t->ntaken);
@@ -1865,9 +1854,6 @@ static inline int seen_room(struct narmat_mpi *t, int n)
     return n < t->nseen_cap || seen_grow(t);
 }
 
-/* One pass over the sub-rings of act[from, to): append the whole records after those already
- * found (from head + found) to t->seen. Returns the new count; *last = the highest index of
- * act[] whose sub-ring had a record. */
 /* The whole records of origin o's sub-ring from head + found on, appended to t->seen. */
 static __attribute__((noinline)) int collect(struct narmat_win *w, int o, int n, int second,
                                              int *found)
@@ -1889,6 +1875,9 @@ static __attribute__((noinline)) int collect(struct narmat_win *w, int o, int n,
     }
 }
 
+/* One pass over the sub-rings of act[from, to): append the whole records after those already
+ * found (from head + found) to t->seen. Returns the new count; *last = the highest index of
+ * act[] whose sub-ring had a record. */
 static int poll_pass(struct narmat_win *w, int n, int from, int to, int second, int *found,
                      int *last)
 {
@@ -1896,17 +1885,11 @@ static int poll_pass(struct narmat_win *w, int n, int from, int to, int second, 
     /* The common case, nothing new in a sub-ring, costs one relaxed load: its next slot's
      * sequence word (unified model); collect's ring_read then loads the whole record with
      * acquire and checks it. */
-    const unsigned char *ring = t->ctlmem + t->off_ring;
-    const uint64_t mask = t->slots - 1, *head = t->head;
-    const MPI_Aint sub = (MPI_Aint)t->slots * NARMAT_MPI_REC_BYTES;
-    const int unified = t->unified, *act = t->act;
     for (int i = from; i < to; i++) {
-        const int o = act[i];
-        if (unified) {
-            const uint64_t pos = head[o] + (uint64_t)found[o];
-            const unsigned char *slot =
-                ring + (MPI_Aint)o * sub + (MPI_Aint)(pos & mask) * NARMAT_MPI_REC_BYTES;
-            if (narmau_atomic_load_relaxed_u64((const uint64_t *)(const void *)slot) != pos + 1)
+        const int o = t->act[i];
+        if (t->unified) {
+            const uint64_t pos = t->head[o] + (uint64_t)found[o];
+            if (narmau_atomic_load_relaxed_u64(ctl_word(t, ring_slot(t, o, pos))) != pos + 1)
                 continue;
         }
         const int n0 = n;
@@ -1949,14 +1932,14 @@ static int narmat_mpi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
     take_joined(w);
     n = poll_pass(w, 0, 0, t->nact, 0, found, &last);
     if (n > 0) {
-        int first = n, last2 = -1;
+        int first = n;
         uint64_t maxts = 0;
         for (int i = 0; i < first; i++)
             if (t->seen[i].ts > maxts) maxts = t->seen[i].ts;
         if (take_joined(w) > 0)
-            n = poll_pass(w, n, 0, t->nact, 1, found, &last2);
+            n = poll_pass(w, n, 0, t->nact, 1, found, &last);
         else if (last > 0)
-            n = poll_pass(w, n, 0, last, 1, found, &last2);
+            n = poll_pass(w, n, 0, last, 1, found, &last);
         /* One origin's records are in position order already: sort only a mix. */
         int mixed = 0;
         for (int i = 1; i < n && !mixed; i++)

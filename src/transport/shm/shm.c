@@ -745,17 +745,7 @@ static int shm_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI
                           "bytes [%#lx + %ld, %#lx + %ld) are not all attached at rank %d",
                           (unsigned long)disp, (long)lo, (unsigned long)disp, (long)hi, target);
     }
-    /* [disp * disp_unit + lo, disp * disp_unit + hi) inside [0, size); a product
-     * or sum that overflows would wrap to an address inside the window. */
-    MPI_Aint off, first, end;
-    if (disp < 0 || __builtin_mul_overflow(disp, (MPI_Aint)p->disp_unit, &off) ||
-        __builtin_add_overflow(off, lo, &first) || __builtin_add_overflow(off, hi, &end) ||
-        first < 0 || end > p->size)
-        return NARMAU_ERR(NARMA_ERR_DISP,
-                          "displacement %ld (unit %d), bytes [%ld, %ld) outside rank %d's window "
-                          "of %ld bytes",
-                          (long)disp, p->disp_unit, (long)lo, (long)hi, target, (long)p->size);
-    return NARMA_SUCCESS;
+    return narmat_bounds_check(target, disp, p->disp_unit, lo, hi, p->size);
 }
 
 /* Every peer's memory is mapped here (Win_allocate, Win_allocate_shared, Win_create moved onto
