@@ -121,6 +121,8 @@ struct narmai_pacc {
     MPI_Datatype otype, ttype; /* held (narmai_type_hold) */
     MPI_Aint disp;
     MPI_Op op;
+    int prepared;            /* a put the transport prepared: each start is pput_start(&prep) */
+    struct narmat_pput prep; /* the transport's */
 };
 int narmai_pacc_start(struct narmai_request *r);
 void narmai_pacc_release(struct narmai_request *r);

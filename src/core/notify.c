@@ -392,6 +392,18 @@ static int pacc_init(int kind, const void *oaddr, int ocount, MPI_Datatype otype
                               .ttype = ttype,
                               .disp = disp,
                               .op = op};
+    /* A put the transport can prepare once: each start then only moves the data and publishes
+     * (not on dynamic windows, whose regions may move between starts). */
+    if (kind == NARMAI_PACC_PUT && target != MPI_PROC_NULL &&
+        w->t.flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        rc = narmat_pput_prep(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag,
+                              &a->prep);
+        if (rc != NARMA_SUCCESS && rc != NARMAT_NO_PREP) {
+            free(a);
+            return rc;
+        }
+        a->prepared = rc == NARMA_SUCCESS;
+    }
     if (narmai_type_hold(&a->otype) != MPI_SUCCESS) {
         free(a);
         return NARMAU_ERR(NARMA_ERR_TYPE, "origin datatype");
@@ -448,6 +460,7 @@ int NARMA_Accumulate_notify_init(const void *oaddr, int ocount, MPI_Datatype oty
 
 static int pacc_issue(struct narmai_win *w, const struct narmai_pacc *a)
 {
+    if (a->prepared) NOTIFY_RETRY(narmat_pput_start(&w->t, &a->prep));
     switch (a->kind) {
     case NARMAI_PACC_PUT:
         NOTIFY_RETRY(narmat_put_notify(&w->t, a->oaddr, a->ocount, a->otype, a->target, a->disp,

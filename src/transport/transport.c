@@ -39,6 +39,18 @@ int narmat_rput_notify_now(struct narmat_win *w, const void *oaddr, int ocount, 
 
 int narmat_ticket_none(struct narmat_win *w, int target, uint64_t ticket) { return 1; }
 
+int narmat_pput_none(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                     int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                     struct narmat_pput *p)
+{
+    return NARMAT_NO_PREP;
+}
+
+int narmat_pput_nostart(struct narmat_win *w, const struct narmat_pput *p)
+{
+    return NARMAU_ERR(NARMA_ERR_INTERN, "no prepared puts on transport %s", narmat_name(w));
+}
+
 /* The table is read at the offsets this build of the core expects: a table
  * built against another layout (an entry added or removed) would be called
  * through the wrong pointers. Its size is the version check. A broken build,

@@ -48,6 +48,15 @@
 /* Internal "try again": a queue (notification ring) is full; nothing was done. Never returned
  * to the user: the core drives progress and calls again. */
 #define NARMAT_AGAIN (-11)
+/* Internal: pput_prep has no prepared form for this access; the core calls put_notify at every
+ * start instead. Never returned to the user. */
+#define NARMAT_NO_PREP (-12)
+
+/* A persistent notified put prepared once (pput_prep fills it, pput_start reads it): the
+ * transport's own storage, opaque to the core, which keeps it in the persistent request. */
+struct narmat_pput {
+    uint64_t u[8];
+};
 
 struct narmat_ops;
 
@@ -103,7 +112,7 @@ enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
  * the arg poll() was given; src is a rank of the context poll() was called on. */
 typedef void (*narmat_note_cb)(void *arg, int32_t src, int32_t tag, int64_t bytes);
 
-#define NARMAT_OPS_VERSION 5
+#define NARMAT_OPS_VERSION 6
 
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
@@ -175,6 +184,17 @@ struct narmat_ops {
     /* 1 if the access behind ticket (from rput_notify toward target) is complete, else 0.
      * Never waits; a transport may move the data itself when the target has not begun to. */
     int (*ticket_done)(struct narmat_win *w, int target, uint64_t ticket);
+    /* A persistent notified put (Put_notify_init), checked by the core: compute once into *p
+     * what each start needs (addresses, sizes, the record) and answer NARMA_SUCCESS, or answer
+     * NARMAT_NO_PREP when this access has no prepared form here (the core then calls put_notify
+     * at every start). What *p holds stays valid for the window's life (the core never
+     * prepares accesses of dynamic windows, whose memory moves). */
+    int (*pput_prep)(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                     int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                     struct narmat_pput *p);
+    /* A start of what pput_prep prepared: exactly put_notify with pput_prep's arguments
+     * (NARMAT_AGAIN, nothing done, while the ring is full). */
+    int (*pput_start)(struct narmat_win *w, const struct narmat_pput *p);
     /* A notification of `kind` and `bytes` whose data another path moves: claim room in
      * target's ring (NARMAT_AGAIN, with nothing done, when full), call move(move_arg) (the
      * data access, complete at the target when it returns), then publish the notification
@@ -273,6 +293,12 @@ int narmat_rput_notify_now(struct narmat_win *w, const void *oaddr, int ocount, 
                            int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
                            uint64_t *ticket);
 int narmat_ticket_none(struct narmat_win *w, int target, uint64_t ticket);
+/* pput_prep for a transport without prepared puts (NARMAT_NO_PREP); its pput_start, never
+ * called then, answers NARMA_ERR_INTERN. */
+int narmat_pput_none(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                     int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                     struct narmat_pput *p);
+int narmat_pput_nostart(struct narmat_win *w, const struct narmat_pput *p);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
 static inline const char *narmat_name(const struct narmat_win *w) { return w->ops->name; }
@@ -353,6 +379,16 @@ static inline int narmat_rput_notify(struct narmat_win *w, const void *oaddr, in
 static inline int narmat_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
 {
     return w->ops->ticket_done(w, target, ticket);
+}
+static inline int narmat_pput_prep(struct narmat_win *w, const void *oaddr, int ocount,
+                                   MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                                   MPI_Datatype ttype, int tag, struct narmat_pput *p)
+{
+    return w->ops->pput_prep(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag, p);
+}
+static inline int narmat_pput_start(struct narmat_win *w, const struct narmat_pput *p)
+{
+    return w->ops->pput_start(w, p);
 }
 static inline int narmat_get_notify(struct narmat_win *w, void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,

@@ -78,6 +78,10 @@ static void test_table(const struct narmat_ops *t, const char *name)
     ENTRY(put_notify);
     ENTRY(get_notify);
     ENTRY(acc_notify);
+    ENTRY(rput_notify);
+    ENTRY(ticket_done);
+    ENTRY(pput_prep);
+    ENTRY(pput_start);
     ENTRY(note);
     ENTRY(poll);
     ENTRY(ctl_add);

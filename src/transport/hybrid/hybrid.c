@@ -376,6 +376,23 @@ static int hyb_rput_notify(struct narmat_win *w, const void *oaddr, int ocount, 
                                        ttype, tag, ticket);
 }
 
+/* Prepared only toward the ranks served through shm (the mpi transport prepares nothing), so a
+ * start is always shm's. */
+static int hyb_pput_prep(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                         struct narmat_pput *p)
+{
+    int s = via_shm(w, target);
+    return s >= 0
+               ? narmat_pput_prep(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, tag, p)
+               : NARMAT_NO_PREP;
+}
+
+static int hyb_pput_start(struct narmat_win *w, const struct narmat_pput *p)
+{
+    return narmat_pput_start(&hy(w)->shm, p);
+}
+
 static int hyb_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
 {
     int s = via_shm(w, target);
@@ -553,6 +570,8 @@ const struct narmat_ops narmat_hybrid_ops = {
     .acc_notify = hyb_acc_notify,
     .rput_notify = hyb_rput_notify,
     .ticket_done = hyb_ticket_done,
+    .pput_prep = hyb_pput_prep,
+    .pput_start = hyb_pput_start,
     .note = hyb_note,
     .poll = hyb_poll,
     .ctl_add = hyb_ctl_add,

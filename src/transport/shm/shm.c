@@ -1060,6 +1060,81 @@ static int shm_notify(struct narmat_win *w, int kind, const void *oaddr, void *r
     return shm_publish_after(w, target, kind, tag, bytes, off, shm_move_data, &m);
 }
 
+/* A prepared persistent notified put (pput_prep): the common put of shm_notify (one contiguous
+ * type on both sides, a window with fixed memory), its addresses and record fields computed
+ * once. */
+struct shm_pput {
+    char *to;         /* the first byte, in my mapping of the target's window */
+    const char *from; /* the origin's first byte */
+    uint64_t bytes;
+    uint64_t off; /* the record's offset (0 when no byte moves) */
+    int32_t target, tag;
+};
+_Static_assert(sizeof(struct shm_pput) <= sizeof(struct narmat_pput), "fits the core's storage");
+
+static int shm_pput_prep(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                         int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
+                         struct narmat_pput *p)
+{
+    struct shm_state *s = st(w);
+    if (otype != ttype || s->dyn != NULL) return NARMAT_NO_PREP;
+    const narmau_dtype *td;
+    int rc = narmau_dtype_get(ttype, &td);
+    if (rc) return rc;
+    if (!td->contiguous) return NARMAT_NO_PREP;
+    const uint64_t bytes = (uint64_t)((MPI_Aint)tcount * td->size);
+    const MPI_Aint lb = td->nblocks > 0 ? td->blocks[0].off : 0;
+    struct shm_pput *q = (struct shm_pput *)p;
+    memset(p, 0, sizeof *p);
+    q->bytes = bytes;
+    q->target = target;
+    q->tag = tag;
+    if (bytes > 0) { /* bounds were checked; with no byte accessed no address is formed */
+        q->to = taddr(w, target, disp) + lb;
+        q->from = (const char *)oaddr + lb;
+        q->off = (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb);
+    }
+    return NARMA_SUCCESS;
+}
+
+/* n bytes from src to dst, which may overlap (memmove), every load before any store for the
+ * sizes a halo's or a ping-pong's notified put often has; memmove beyond 16. */
+static inline void shm_move(char *dst, const char *src, uint64_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else if (n > 0 && n < 4) {
+        const char a = src[0], b = src[n / 2], c = src[n - 1];
+        dst[0] = a;
+        dst[n / 2] = b;
+        dst[n - 1] = c;
+    } else if (n > 16) {
+        memmove(dst, src, (size_t)n);
+    }
+}
+
+static int shm_pput_start(struct narmat_win *w, const struct narmat_pput *p)
+{
+    const struct shm_pput *q = (const struct shm_pput *)p;
+    shm_pull_complete(w, q->target); /* as shm_put */
+    uint64_t pos;
+    struct narmat_rec *rec = shm_claim(st(w), q->target, &pos);
+    if (rec == NULL) return NARMAT_AGAIN;
+    shm_move(q->to, q->from, q->bytes);
+    shm_publish(w, rec, pos, NARMAT_NOTE_PUT, q->tag, (int64_t)q->bytes, q->off);
+    return NARMA_SUCCESS;
+}
+
 static int shm_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                     int (*move)(void *arg), void *arg)
 {
@@ -1224,6 +1299,8 @@ const struct narmat_ops narmat_shm_ops = {
     .acc_notify = shm_acc_notify,
     .rput_notify = shm_rput_notify,
     .ticket_done = shm_ticket_done,
+    .pput_prep = shm_pput_prep,
+    .pput_start = shm_pput_start,
     .note = shm_note,
     .poll = shm_poll,
     .ctl_add = shm_ctl_add,

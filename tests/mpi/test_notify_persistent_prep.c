@@ -1,0 +1,252 @@
+/* narma-test: np=2,3,4 transports=shm,mpi timeout=90 env=NARMA_RING_SLOTS=4 */
+/*
+ * Persistent notified puts that the transport prepares once at init (shm: one
+ * contiguous type on both sides, a window with fixed memory; NARMA_Start then
+ * copies and publishes only). Each rank puts to the next one (a ring), on a
+ * Win_allocate and a Win_create window.
+ *   - every size from 0 to 40 bytes and 64, 4095, 65536, from an origin
+ *     buffer and to a displacement at odd addresses: the bytes land, the
+ *     status counts them, and the bytes around them are untouched (the small
+ *     copies load and store whole words);
+ *   - a contiguous derived type whose first byte is not at its origin (lb 5):
+ *     origin and target offsets both move by it;
+ *   - the origin buffer is read at every start, not at init;
+ *   - a rank's own window as target;
+ *   - order with every other access of the same origin to the same bytes:
+ *     Start then Put, Accumulate, Put_notify, Get; Put, Accumulate and
+ *     Put_notify (then a flush) before Start: each later access is what the
+ *     target (or the get) sees;
+ *   - more starts than the ring has slots (NARMA_RING_SLOTS=4): Start waits for
+ *     room, nothing is lost, the last payload is what remains.
+ */
+#include "common.h"
+
+#define AREA  70000 /* > 65536 + the guard and the offsets below */
+#define GUARD 16
+#define TAG_S 1
+#define TAG_O 2
+#define TAG_R 3
+#define BURST 64
+
+static const int sizes[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,   13,   14,
+                            15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,   28,   29,
+                            30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 64, 4095, 65536};
+#define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+/* Wait for one notification from src with tag and check its byte count. */
+static void wait_note(NARMA_Win win, int src, int tag, int bytes, const char *what)
+{
+    NARMA_Request note;
+    MPI_Status st;
+    CHECK_RC(NARMA_Notify_init(win, src, tag, 1, &note));
+    CHECK_RC(NARMA_Start(&note));
+    CHECK_RC(NARMA_Wait(&note, &st));
+    CHECK(st.MPI_SOURCE == src && st.MPI_TAG == tag && test_byte_count(&st) == bytes,
+          "%s: source %d tag %d bytes %d, expected %d %d %d", what, st.MPI_SOURCE, st.MPI_TAG,
+          test_byte_count(&st), src, tag, bytes);
+    CHECK_RC(NARMA_Request_free(&note));
+}
+
+static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
+{
+    const int rank = test_rank, size = test_size;
+    const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    unsigned char *src = malloc(AREA);
+    CHECK(src != NULL, "malloc");
+    char msg[96];
+
+    snprintf(msg, sizeof msg, "%s: sizes 0..40, 64, 4095, 65536 at odd addresses", flavor);
+    test_phase(msg);
+    for (int i = 0; i < NSIZES; i++) {
+        const int n = sizes[i];
+        const MPI_Aint at = GUARD + 3; /* odd displacement (disp_unit 1) */
+        memset(mem, 0xA5, AREA);
+        test_fill(src + 1, (size_t)n, (uint32_t)rank, (uint32_t)n);
+        MPI_Barrier(MPI_COMM_WORLD);
+        NARMA_Request put;
+        CHECK_RC(
+            NARMA_Put_notify_init(src + 1, n, MPI_BYTE, next, at, n, MPI_BYTE, win, TAG_S, &put));
+        CHECK_RC(NARMA_Start(&put));
+        CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+        wait_note(win, prev, TAG_S, n, "size");
+        long bad = test_verify(mem + at, (size_t)n, (uint32_t)prev, (uint32_t)n);
+        CHECK(bad < 0, "%d bytes: byte %ld differs", n, bad);
+        for (MPI_Aint k = 0; k < AREA; k++)
+            if (k < at || k >= at + n) {
+                CHECK(mem[k] == 0xA5, "%d bytes: byte %ld outside the access changed to %#x", n,
+                      (long)(k - at), mem[k]);
+                if (mem[k] != 0xA5) break;
+            }
+        CHECK_RC(NARMA_Request_free(&put));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    snprintf(msg, sizeof msg, "%s: a contiguous type with lb 5, buffer read at each start", flavor);
+    test_phase(msg);
+    {
+        MPI_Datatype t;
+        int len = 7;
+        MPI_Aint d = 5;
+        CHECK_MPI(MPI_Type_create_hindexed(1, &len, &d, MPI_BYTE, &t));
+        CHECK_MPI(MPI_Type_commit(&t));
+        memset(mem, 0xA5, AREA);
+        MPI_Barrier(MPI_COMM_WORLD);
+        NARMA_Request put;
+        CHECK_RC(NARMA_Put_notify_init(src, 1, t, next, 40, 1, t, win, TAG_S, &put));
+        CHECK_MPI(MPI_Type_free(&t));
+        for (int it = 0; it < 3; it++) {
+            test_fill(src + 5, 7, (uint32_t)rank, 100u + (uint32_t)it); /* after init */
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            wait_note(win, prev, TAG_S, 7, "lb 5");
+            long bad = test_verify(mem + 45, 7, (uint32_t)prev, 100u + (uint32_t)it);
+            CHECK(bad < 0, "start %d: byte %ld differs", it, bad);
+            CHECK(mem[44] == 0xA5 && mem[52] == 0xA5, "start %d: neighbours %#x %#x", it, mem[44],
+                  mem[52]);
+            MPI_Barrier(MPI_COMM_WORLD); /* prev refills its buffer only after this check */
+        }
+        CHECK_RC(NARMA_Request_free(&put));
+    }
+
+    snprintf(msg, sizeof msg, "%s: my own window as target", flavor);
+    test_phase(msg);
+    {
+        NARMA_Request put;
+        uint64_t v = 0;
+        CHECK_RC(NARMA_Put_notify_init(&v, 1, MPI_UINT64_T, rank, 64, 1, MPI_UINT64_T, win, TAG_O,
+                                       &put));
+        for (uint64_t it = 1; it <= 2 * BURST; it++) {
+            v = UINT64_MAX - it;
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            wait_note(win, rank, TAG_O, 8, "self");
+            uint64_t got;
+            memcpy(&got, mem + 64, 8);
+            CHECK(got == UINT64_MAX - it, "self start %llu: %llu", (unsigned long long)it,
+                  (unsigned long long)got);
+        }
+        CHECK_RC(NARMA_Request_free(&put));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    snprintf(msg, sizeof msg, "%s: order with the other accesses of the origin", flavor);
+    test_phase(msg);
+    {
+        const MPI_Aint at = 128; /* one 8-byte word, through MPI_INT64_T */
+        int64_t a = 0, b = 0, c = 0, got = 0;
+        NARMA_Request put;
+        CHECK_RC(
+            NARMA_Put_notify_init(&a, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win, TAG_R, &put));
+        CHECK_RC(NARMA_Win_lock_all(0, win));
+        for (int it = 0; it < 20; it++) {
+            const int64_t base = (int64_t)rank * 1000000 + it * 1000;
+            /* Start, then each other kind of access to the same word. */
+            a = base + 1;
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            CHECK_RC(NARMA_Get(&got, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            CHECK(got == base + 1, "Get after Start read %lld, expected %lld", (long long)got,
+                  (long long)(base + 1));
+            b = base + 2;
+            CHECK_RC(NARMA_Put(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            CHECK_RC(NARMA_Get(&got, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            CHECK(got == base + 2, "Put after Start: %lld, expected %lld", (long long)got,
+                  (long long)(base + 2));
+            a = base + 3;
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            c = 4;
+            CHECK_RC(NARMA_Accumulate(&c, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, MPI_SUM, win));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            CHECK_RC(NARMA_Get(&got, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            CHECK(got == base + 7, "Accumulate after Start: %lld, expected %lld", (long long)got,
+                  (long long)(base + 7));
+            /* Each other kind, then Start. */
+            b = base + 8;
+            CHECK_RC(NARMA_Put(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            a = base + 9;
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            c = 100;
+            CHECK_RC(NARMA_Accumulate(&c, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, MPI_SUM, win));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            a = base + 10;
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            b = base + 11;
+            CHECK_RC(NARMA_Put_notify(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win, TAG_R));
+            a = base + 12;
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            b = base + 13;
+            CHECK_RC(NARMA_Put_notify(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win, TAG_R));
+            CHECK_RC(NARMA_Win_flush(next, win));
+            /* The target: 7 notifications of this round, the word holds the last put. */
+            NARMA_Request note;
+            CHECK_RC(NARMA_Notify_init(win, prev, TAG_R, 7, &note));
+            CHECK_RC(NARMA_Start(&note));
+            CHECK_RC(NARMA_Wait(&note, MPI_STATUS_IGNORE));
+            CHECK_RC(NARMA_Request_free(&note));
+            int64_t mine;
+            CHECK_RC(NARMA_Win_sync(win));
+            memcpy(&mine, mem + at, 8);
+            const int64_t want = (int64_t)prev * 1000000 + it * 1000 + 13;
+            CHECK(mine == want,
+                  "round %d: the word is %lld after the last Put_notify, expected %lld", it,
+                  (long long)mine, (long long)want);
+            MPI_Barrier(MPI_COMM_WORLD); /* the word is checked before prev's next round */
+        }
+        CHECK_RC(NARMA_Win_unlock_all(win));
+        CHECK_RC(NARMA_Request_free(&put));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    snprintf(msg, sizeof msg, "%s: %d starts through a ring of 4 slots", flavor, BURST);
+    test_phase(msg);
+    {
+        uint32_t v = 0;
+        NARMA_Request put, note;
+        CHECK_RC(NARMA_Put_notify_init(&v, 1, MPI_UINT32_T, next, 256, 1, MPI_UINT32_T, win, TAG_S,
+                                       &put));
+        CHECK_RC(NARMA_Notify_init(win, prev, TAG_S, BURST, &note));
+        CHECK_RC(NARMA_Start(&note));
+        for (uint32_t it = 1; it <= BURST; it++) {
+            v = (uint32_t)rank << 16 | it;
+            CHECK_RC(NARMA_Start(&put));
+            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+        }
+        CHECK_RC(NARMA_Wait(&note, MPI_STATUS_IGNORE));
+        uint32_t got;
+        memcpy(&got, mem + 256, 4);
+        CHECK(got == ((uint32_t)prev << 16 | BURST), "after the burst: %#x, expected %#x", got,
+              (uint32_t)prev << 16 | BURST);
+        CHECK_RC(NARMA_Request_free(&put));
+        CHECK_RC(NARMA_Request_free(&note));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(src);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(&argc, &argv, "test_notify_persistent_prep", 80);
+    unsigned char *mem;
+    NARMA_Win win;
+    CHECK_RC(NARMA_Win_allocate(AREA, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    run(win, mem, "allocate");
+    CHECK_RC(NARMA_Win_free(&win));
+
+    unsigned char *user = malloc(AREA);
+    CHECK(user != NULL, "malloc");
+    CHECK_RC(NARMA_Win_create(user, AREA, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    /* Win_create may move the pages onto shared memory: the same address stays valid. */
+    run(win, user, "create");
+    CHECK_RC(NARMA_Win_free(&win));
+    free(user);
+    return test_finish();
+}
