@@ -80,34 +80,95 @@ void narmah_unpack(const narmah_plan *p, const narmah_link *l, const char *src)
         box_copy(p, &l->recv, p->fields[f], (char *)src + (size_t)f * fb, 0);
 }
 
-/* A self link k sends my strip k to myself, stored in the halo of link
- * opp(k). Every source strip is interior (or, for one-direction plans with
- * corners, the other direction's halo, which no self copy of this plan
- * writes), so the order of the copies does not matter. */
-void narmah_self_copies(const narmah_plan *p)
+/* The halo link that receives what self link l sends: the link of the opposite direction. */
+static const narmah_link *self_dest(const narmah_plan *p, const narmah_link *l)
 {
-    for (int i = 0; i < p->nlinks; i++) {
-        const narmah_link *l = &p->link[i];
-        if (!l->self) continue;
-        const narmah_link *r = NULL;
-        for (int j = 0; j < p->nlinks; j++)
-            if (p->link[j].dir == narmah_opp(l->dir)) r = &p->link[j];
-        const size_t es = (size_t)p->elsize, run = (size_t)l->send.n[2] * es;
-        /* Runs are a few elements wide in x-fastest layouts (depth 2: 16 bytes, one per
-         * row): copy_run's fixed-size moves instead of a memmove call per run. A source
-         * strip never overlaps the halo it is copied to (see above). */
-        const size_t ss0 = (size_t)l->send.s[0] * es, ss1 = (size_t)l->send.s[1] * es;
-        const size_t rs0 = (size_t)r->recv.s[0] * es, rs1 = (size_t)r->recv.s[1] * es;
-        for (int f = 0; f < p->d.nfields; f++) {
-            char *fld = p->fields[f];
-            const char *sb = fld + (size_t)l->send.off * es;
-            char *rb = fld + (size_t)r->recv.off * es;
+    const narmah_link *r = NULL;
+    for (int j = 0; j < p->nlinks; j++)
+        if (p->link[j].dir == narmah_opp(l->dir)) r = &p->link[j];
+    return r;
+}
+
+/* One self link's strip of every field into its halo; with m (not NULL), the opposite self
+ * link's too, row by row in the same pass: with a periodic direction held by one process the
+ * two strips of a row share its cache lines (depth 2 in x: the west strip and the east halo
+ * are in the row's last lines, the east strip and the west halo in its first), so one pass
+ * brings each line in once where two passes over the field brought it in twice. */
+static void self_pass(const narmah_plan *p, const narmah_link *l, const narmah_link *m)
+{
+    const size_t es = (size_t)p->elsize, run = (size_t)l->send.n[2] * es;
+    const narmah_link *r = self_dest(p, l), *q = m ? self_dest(p, m) : NULL;
+    /* Runs are a few elements wide in x-fastest layouts (depth 2: 16 bytes, one per row):
+     * copy_run's fixed-size moves instead of a memmove call per run. A source strip never
+     * overlaps the halo it is copied to (see narmah_self_copies). */
+    const size_t ss0 = (size_t)l->send.s[0] * es, ss1 = (size_t)l->send.s[1] * es;
+    const size_t rs0 = (size_t)r->recv.s[0] * es, rs1 = (size_t)r->recv.s[1] * es;
+    for (int f = 0; f < p->d.nfields; f++) {
+        char *fld = p->fields[f];
+        const char *sb = fld + (size_t)l->send.off * es;
+        char *rb = fld + (size_t)r->recv.off * es;
+        if (m == NULL) {
             for (int a = 0; a < l->send.n[0]; a++) {
                 const char *sp = sb + (size_t)a * ss0;
                 char *rp = rb + (size_t)a * rs0;
                 for (int c = 0; c < l->send.n[1]; c++, sp += ss1, rp += rs1)
                     copy_run(rp, sp, run);
             }
+            continue;
         }
+        /* Same shape and strides as l (self_pair checked it). */
+        const char *sb2 = fld + (size_t)m->send.off * es;
+        char *rb2 = fld + (size_t)q->recv.off * es;
+        for (int a = 0; a < l->send.n[0]; a++) {
+            const char *sp = sb + (size_t)a * ss0, *sp2 = sb2 + (size_t)a * ss0;
+            char *rp = rb + (size_t)a * rs0, *rp2 = rb2 + (size_t)a * rs0;
+            for (int c = 0; c < l->send.n[1]; c++) {
+                copy_run(rp, sp, run);
+                copy_run(rp2, sp2, run);
+                sp += ss1;
+                sp2 += ss1;
+                rp += rs1;
+                rp2 += rs1;
+            }
+        }
+    }
+}
+
+static int same_box(const narmah_box *a, const narmah_box *b)
+{
+    for (int k = 0; k < 3; k++)
+        if (a->n[k] != b->n[k] || a->s[k] != b->s[k]) return 0;
+    return 1;
+}
+
+/* The self link of the direction opposite to l's, when its strips and halos have l's shape
+ * and strides (both directions of one periodic axis), else NULL. */
+static const narmah_link *self_pair(const narmah_plan *p, const narmah_link *l)
+{
+    for (int j = 0; j < p->nlinks; j++) {
+        const narmah_link *m = &p->link[j];
+        if (m == l || !m->self || m->dir != narmah_opp(l->dir)) continue;
+        const narmah_link *r = self_dest(p, l), *q = self_dest(p, m);
+        if (r != NULL && q != NULL && same_box(&l->send, &m->send) && same_box(&r->recv, &q->recv))
+            return m;
+    }
+    return NULL;
+}
+
+/* A self link k sends my strip k to myself, stored in the halo of link
+ * opp(k). Every source strip is interior (or, for one-direction plans with
+ * corners, the other direction's halo, which no self copy of this plan
+ * writes), so the order of the copies does not matter: the two self links of
+ * one periodic axis go in one pass (self_pass). */
+void narmah_self_copies(const narmah_plan *p)
+{
+    unsigned done = 0;
+    _Static_assert(NARMAH_MAXLINKS <= 32, "done is a bit mask of links");
+    for (int i = 0; i < p->nlinks; i++) {
+        const narmah_link *l = &p->link[i];
+        if (!l->self || (done >> i & 1)) continue;
+        const narmah_link *m = self_pair(p, l);
+        if (m != NULL) done |= 1u << (m - p->link);
+        self_pass(p, l, m);
     }
 }
