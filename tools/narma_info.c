@@ -69,6 +69,8 @@ static const struct {
      "test hook: N fails the Nth operation replayed from a deferred epoch (per window)"},
     {"NARMA_TEST_FAIL_LOCK", "unset",
      "test hook: N fails the Nth and every later passive-target lock attempt (per window)"},
+    {"NARMA_TEST_PPUT_STRICT", "0",
+     "test hook: 1 fails Put_notify_init toward shm when the put was not prepared"},
     {"NARMA_DYNAMIC_REGIONS", "64",
      "first capacity of a rank's table of attached regions (mpi transport; it doubles when full)"},
     {"NARMA_SHM_CREATE", "1",

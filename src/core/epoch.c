@@ -603,7 +603,11 @@ int narmai_recorded_upto(struct narmai_win *w, int target, uint64_t upto)
  *   NARMA_TEST_FAIL_REPLAY=N  the Nth operation replayed from the record on the
  *                             window fails with NARMA_ERR_INTERN (once);
  *   NARMA_TEST_FAIL_LOCK=N    the Nth passive-target lock attempt on the window,
- *                             and every later one, fails with NARMA_ERR_INTERN.
+ *                             and every later one, fails with NARMA_ERR_INTERN;
+ *   NARMA_TEST_PPUT_STRICT=1  Put_notify_init toward a target served by shm fails
+ *                             with NARMA_ERR_INTERN when the transport did not
+ *                             prepare the put (a test that every put it makes is
+ *                             preparable proves the prepared path ran).
  * They exercise the error paths that real transports reach only on network
  * failures. */
 void narmai_test_faults_init(struct narmai_win *w)
@@ -612,6 +616,8 @@ void narmai_test_faults_init(struct narmai_win *w)
     w->test_fail_replay = v ? (uint32_t)strtoul(v, NULL, 0) : 0;
     v = getenv("NARMA_TEST_FAIL_LOCK");
     w->test_fail_lock = v ? (uint32_t)strtoul(v, NULL, 0) : 0;
+    v = getenv("NARMA_TEST_PPUT_STRICT");
+    w->test_pput_strict = v != NULL && strcmp(v, "1") == 0;
 }
 
 /* countdown 0: off; it fails the call that brings it to 1 (and the later ones if sticky). */

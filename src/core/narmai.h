@@ -215,6 +215,7 @@ struct narmai_win {
     uint32_t fence_flat_max;   /* at creation, agreed by every rank of the window */
     uint32_t test_fail_replay; /* test-only fault injection (epoch.c) */
     uint32_t test_fail_lock;   /* test-only fault injection (epoch.c) */
+    int test_pput_strict;      /* test-only: an unprepared put toward shm fails (epoch.c) */
     uint64_t op_seq;           /* RMA calls submitted so far */
     uint64_t nrecorded;        /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */

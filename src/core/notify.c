@@ -3,6 +3,7 @@
 #include "core/rma.h"
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "transport/transport.h"
 #include "util/dtype.h"
 
@@ -395,9 +396,12 @@ static int pacc_init(int kind, const void *oaddr, int ocount, MPI_Datatype otype
     /* A put the transport can prepare once: each start then only moves the data and publishes
      * (not on dynamic windows, whose regions may move between starts). */
     if (kind == NARMAI_PACC_PUT && target != MPI_PROC_NULL &&
-        w->t.flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        w->t.flavor != MPI_WIN_FLAVOR_DYNAMIC && !w->t.may_defer) {
         rc = narmat_pput_prep(&w->t, oaddr, ocount, otype, target, disp, tcount, ttype, tag,
                               &a->prep);
+        if (rc == NARMAT_NO_PREP && w->test_pput_strict &&
+            strcmp(narmat_target_name(&w->t, target), "shm") == 0)
+            rc = NARMAU_ERR(NARMA_ERR_INTERN, "put not prepared (NARMA_TEST_PPUT_STRICT)");
         if (rc != NARMA_SUCCESS && rc != NARMAT_NO_PREP) {
             free(a);
             return rc;

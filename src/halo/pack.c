@@ -1,5 +1,6 @@
 /* Strip geometry in storage order, packing and unpacking, local copies. */
 #include "halo.h"
+#include <assert.h>
 #include <string.h>
 
 /* One contiguous run of a strip. Halo strips are often a handful of elements
@@ -90,14 +91,15 @@ static const narmah_link *self_dest(const narmah_plan *p, const narmah_link *l)
 }
 
 /* One self link's strip of every field into its halo; with m (not NULL), the opposite self
- * link's too, row by row in the same pass: with a periodic direction held by one process the
- * two strips of a row share its cache lines (depth 2 in x: the west strip and the east halo
- * are in the row's last lines, the east strip and the west halo in its first), so one pass
- * brings each line in once where two passes over the field brought it in twice. */
+ * link's too, row by row in the same pass: with a periodic direction held by one process, a
+ * row's west strip and west halo lie in its first cache lines and its east strip and east halo
+ * in its last (depth 2 in x), and each copy reads one end and writes the other, so two passes
+ * over the field brought every such line in twice where one pass brings it in once. */
 static void self_pass(const narmah_plan *p, const narmah_link *l, const narmah_link *m)
 {
     const size_t es = (size_t)p->elsize, run = (size_t)l->send.n[2] * es;
     const narmah_link *r = self_dest(p, l), *q = m ? self_dest(p, m) : NULL;
+    assert(r != NULL); /* the opposite direction of a self link is one too (plan.c) */
     /* Runs are a few elements wide in x-fastest layouts (depth 2: 16 bytes, one per row):
      * copy_run's fixed-size moves instead of a memmove call per run. A source strip never
      * overlaps the halo it is copied to (see narmah_self_copies). */

@@ -53,9 +53,10 @@
 #define NARMAT_NO_PREP (-12)
 
 /* A persistent notified put prepared once (pput_prep fills it, pput_start reads it): the
- * transport's own storage, opaque to the core, which keeps it in the persistent request. */
+ * transport's own storage, opaque to the core, which keeps it in the persistent request. A
+ * transport copies its own struct in and out with memcpy (no access through another type). */
 struct narmat_pput {
-    uint64_t u[8];
+    _Alignas(8) unsigned char bytes[64];
 };
 
 struct narmat_ops;

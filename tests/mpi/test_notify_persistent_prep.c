@@ -1,21 +1,26 @@
-/* narma-test: np=2,3,4 transports=shm,mpi timeout=90 env=NARMA_RING_SLOTS=4 */
+/* narma-test: np=2,3,4 transports=shm,mpi env=NARMA_RING_SLOTS=4,NARMA_TEST_PPUT_STRICT=1 */
 /*
  * Persistent notified puts that the transport prepares once at init (shm: one
  * contiguous type on both sides, a window with fixed memory; NARMA_Start then
  * copies and publishes only). Each rank puts to the next one (a ring), on a
- * Win_allocate and a Win_create window.
+ * Win_allocate and a Win_create window (disp_unit 1), and a Win_allocate window of
+ * disp_unit 8. NARMA_TEST_PPUT_STRICT=1: every Put_notify_init toward a rank
+ * served by shm fails unless the transport prepared the put, so these phases
+ * run on the prepared path wherever shm serves (mpi prepares nothing).
  *   - every size from 0 to 40 bytes and 64, 4095, 65536, from an origin
  *     buffer and to a displacement at odd addresses: the bytes land, the
  *     status counts them, and the bytes around them are untouched (the small
  *     copies load and store whole words);
- *   - a contiguous derived type whose first byte is not at its origin (lb 5):
- *     origin and target offsets both move by it;
+ *   - a contiguous derived type whose first byte is not at its origin (true
+ *     lb 5, and resized to lb 3): origin and target offsets both move by the
+ *     true lb, for one and for two instances;
  *   - the origin buffer is read at every start, not at init;
- *   - a rank's own window as target;
+ *   - a rank's own window as target, the origin bytes inside the window too and
+ *     overlapping the target bytes (as memmove);
  *   - order with every other access of the same origin to the same bytes:
  *     Start then Put, Accumulate, Put_notify, Get; Put, Accumulate and
- *     Put_notify (then a flush) before Start: each later access is what the
- *     target (or the get) sees;
+ *     Put_notify (then a flush) before Start: after each, a Get reads what the
+ *     later access wrote, and the target finds the last one;
  *   - more starts than the ring has slots (NARMA_RING_SLOTS=4): Start waits for
  *     room, nothing is lost, the last payload is what remains.
  */
@@ -45,6 +50,17 @@ static void wait_note(NARMA_Win win, int src, int tag, int bytes, const char *wh
           "%s: source %d tag %d bytes %d, expected %d %d %d", what, st.MPI_SOURCE, st.MPI_TAG,
           test_byte_count(&st), src, tag, bytes);
     CHECK_RC(NARMA_Request_free(&note));
+}
+
+/* Get the word at target's disp (the epoch is open) and check it. */
+static void read_check(int64_t *got, int target, MPI_Aint disp, NARMA_Win win, int64_t want,
+                       const char *what)
+{
+    *got = -1;
+    CHECK_RC(NARMA_Get(got, 1, MPI_INT64_T, target, disp, 1, MPI_INT64_T, win));
+    CHECK_RC(NARMA_Win_flush(target, win));
+    CHECK(*got == want, "%s: the word is %lld, expected %lld", what, (long long)*got,
+          (long long)want);
 }
 
 static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
@@ -84,28 +100,41 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
     snprintf(msg, sizeof msg, "%s: a contiguous type with lb 5, buffer read at each start", flavor);
     test_phase(msg);
     {
-        MPI_Datatype t;
+        MPI_Datatype t, r;
         int len = 7;
         MPI_Aint d = 5;
         CHECK_MPI(MPI_Type_create_hindexed(1, &len, &d, MPI_BYTE, &t));
+        /* lb 3, extent 7: instances back to back, the first byte still at 5 */
+        CHECK_MPI(MPI_Type_create_resized(t, 3, 7, &r));
         CHECK_MPI(MPI_Type_commit(&t));
-        memset(mem, 0xA5, AREA);
-        MPI_Barrier(MPI_COMM_WORLD);
-        NARMA_Request put;
-        CHECK_RC(NARMA_Put_notify_init(src, 1, t, next, 40, 1, t, win, TAG_S, &put));
-        CHECK_MPI(MPI_Type_free(&t));
-        for (int it = 0; it < 3; it++) {
-            test_fill(src + 5, 7, (uint32_t)rank, 100u + (uint32_t)it); /* after init */
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
-            wait_note(win, prev, TAG_S, 7, "lb 5");
-            long bad = test_verify(mem + 45, 7, (uint32_t)prev, 100u + (uint32_t)it);
-            CHECK(bad < 0, "start %d: byte %ld differs", it, bad);
-            CHECK(mem[44] == 0xA5 && mem[52] == 0xA5, "start %d: neighbours %#x %#x", it, mem[44],
-                  mem[52]);
-            MPI_Barrier(MPI_COMM_WORLD); /* prev refills its buffer only after this check */
+        CHECK_MPI(MPI_Type_commit(&r));
+        const struct {
+            MPI_Datatype type;
+            int count;
+        } cases[] = {{t, 1}, {r, 1}, {r, 2}};
+        for (int k = 0; k < 3; k++) {
+            const int n = 7 * cases[k].count;
+            memset(mem, 0xA5, AREA);
+            MPI_Barrier(MPI_COMM_WORLD);
+            NARMA_Request put;
+            CHECK_RC(NARMA_Put_notify_init(src, cases[k].count, cases[k].type, next, 40,
+                                           cases[k].count, cases[k].type, win, TAG_S, &put));
+            for (int it = 0; it < 3; it++) {
+                test_fill(src + 5, (size_t)n, (uint32_t)rank, 100u + (uint32_t)(k * 3 + it));
+                CHECK_RC(NARMA_Start(&put));
+                CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+                wait_note(win, prev, TAG_S, n, "lb 5");
+                long bad =
+                    test_verify(mem + 45, (size_t)n, (uint32_t)prev, 100u + (uint32_t)(k * 3 + it));
+                CHECK(bad < 0, "case %d start %d: byte %ld differs", k, it, bad);
+                CHECK(mem[44] == 0xA5 && mem[45 + n] == 0xA5,
+                      "case %d start %d: neighbours %#x %#x", k, it, mem[44], mem[45 + n]);
+                MPI_Barrier(MPI_COMM_WORLD); /* prev refills its buffer only after this check */
+            }
+            CHECK_RC(NARMA_Request_free(&put));
         }
-        CHECK_RC(NARMA_Request_free(&put));
+        CHECK_MPI(MPI_Type_free(&t)); /* after init: the requests kept what they needed */
+        CHECK_MPI(MPI_Type_free(&r));
     }
 
     snprintf(msg, sizeof msg, "%s: my own window as target", flavor);
@@ -126,6 +155,25 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
                   (unsigned long long)got);
         }
         CHECK_RC(NARMA_Request_free(&put));
+        /* The origin bytes in the window, overlapping the target bytes by all but `shift`: shm
+         * copies as memmove (MPI leaves overlapping buffers to the implementation: not on mpi). */
+        const int lens[] = {3, 5, 8, 12, 16, 40};
+        const int as_memmove = strcmp(NARMA_Win_get_target_transport(win, rank), "shm") == 0;
+        for (int i = 0; i < 6 * as_memmove; i++)
+            for (int shift = -3; shift <= 3; shift += 2) {
+                const int n = lens[i];
+                unsigned char *from = mem + 512, want[64];
+                test_fill(from, (size_t)n, (uint32_t)n, (uint32_t)(shift + 8));
+                memcpy(want, from, (size_t)n);
+                CHECK_RC(NARMA_Put_notify_init(from, n, MPI_BYTE, rank, 512 + shift, n, MPI_BYTE,
+                                               win, TAG_O, &put));
+                CHECK_RC(NARMA_Start(&put));
+                CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+                wait_note(win, rank, TAG_O, n, "self overlap");
+                CHECK(memcmp(mem + 512 + shift, want, (size_t)n) == 0,
+                      "%d bytes onto themselves shifted by %d: not what memmove gives", n, shift);
+                CHECK_RC(NARMA_Request_free(&put));
+            }
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -172,17 +220,20 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
             a = base + 9;
             CHECK_RC(NARMA_Start(&put));
             CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            read_check(&got, next, at, win, base + 9, "Start after Put");
             c = 100;
             CHECK_RC(NARMA_Accumulate(&c, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, MPI_SUM, win));
             CHECK_RC(NARMA_Win_flush(next, win));
             a = base + 10;
             CHECK_RC(NARMA_Start(&put));
             CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            read_check(&got, next, at, win, base + 10, "Start after Accumulate");
             b = base + 11;
             CHECK_RC(NARMA_Put_notify(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win, TAG_R));
             a = base + 12;
             CHECK_RC(NARMA_Start(&put));
             CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            read_check(&got, next, at, win, base + 12, "Start after Put_notify");
             b = base + 13;
             CHECK_RC(NARMA_Put_notify(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win, TAG_R));
             CHECK_RC(NARMA_Win_flush(next, win));
@@ -248,5 +299,30 @@ int main(int argc, char **argv)
     run(win, user, "create");
     CHECK_RC(NARMA_Win_free(&win));
     free(user);
+
+    test_phase("disp_unit 8: displacements in doubles");
+    {
+        double *d;
+        const int next = (test_rank + 1) % test_size,
+                  prev = (test_rank + test_size - 1) % test_size;
+        CHECK_RC(NARMA_Win_allocate(16 * sizeof(double), sizeof(double), MPI_INFO_NULL,
+                                    MPI_COMM_WORLD, &d, &win));
+        for (int i = 0; i < 16; i++)
+            d[i] = -1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double v[3] = {test_rank + 0.25, test_rank + 0.5, test_rank + 0.75};
+        NARMA_Request put;
+        CHECK_RC(NARMA_Put_notify_init(v, 3, MPI_DOUBLE, next, 5, 3, MPI_DOUBLE, win, TAG_S, &put));
+        CHECK_RC(NARMA_Start(&put));
+        CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+        wait_note(win, prev, TAG_S, 24, "disp_unit 8");
+        for (int i = 0; i < 16; i++) {
+            const double want = i >= 5 && i < 8 ? prev + 0.25 * (i - 4) : -1;
+            CHECK(d[i] == want, "element %d is %g, expected %g", i, d[i], want);
+        }
+        CHECK_RC(NARMA_Request_free(&put));
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_RC(NARMA_Win_free(&win));
+    }
     return test_finish();
 }

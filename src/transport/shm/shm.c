@@ -1070,7 +1070,8 @@ struct shm_pput {
     uint64_t off; /* the record's offset (0 when no byte moves) */
     int32_t target, tag;
 };
-_Static_assert(sizeof(struct shm_pput) <= sizeof(struct narmat_pput), "fits the core's storage");
+_Static_assert(sizeof(struct shm_pput) <= sizeof(((struct narmat_pput *)0)->bytes),
+               "fits the core's storage");
 
 static int shm_pput_prep(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
@@ -1084,22 +1085,20 @@ static int shm_pput_prep(struct narmat_win *w, const void *oaddr, int ocount, MP
     if (!td->contiguous) return NARMAT_NO_PREP;
     const uint64_t bytes = (uint64_t)((MPI_Aint)tcount * td->size);
     const MPI_Aint lb = td->nblocks > 0 ? td->blocks[0].off : 0;
-    struct shm_pput *q = (struct shm_pput *)p;
-    memset(p, 0, sizeof *p);
-    q->bytes = bytes;
-    q->target = target;
-    q->tag = tag;
+    struct shm_pput q = {.bytes = bytes, .target = target, .tag = tag};
     if (bytes > 0) { /* bounds were checked; with no byte accessed no address is formed */
-        q->to = taddr(w, target, disp) + lb;
-        q->from = (const char *)oaddr + lb;
-        q->off = (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb);
+        q.to = taddr(w, target, disp) + lb;
+        q.from = (const char *)oaddr + lb;
+        q.off = (uint64_t)(disp * s->peers[target].disp_unit + td->true_lb);
     }
+    memset(p, 0, sizeof *p);
+    memcpy(p->bytes, &q, sizeof q);
     return NARMA_SUCCESS;
 }
 
 /* n bytes from src to dst, which may overlap (memmove), every load before any store for the
  * sizes a halo's or a ping-pong's notified put often has; memmove beyond 16. */
-static inline void shm_move(char *dst, const char *src, uint64_t n)
+static inline void copy_bytes(char *dst, const char *src, uint64_t n)
 {
     if (n >= 8 && n <= 16) {
         uint64_t a, b;
@@ -1125,13 +1124,14 @@ static inline void shm_move(char *dst, const char *src, uint64_t n)
 
 static int shm_pput_start(struct narmat_win *w, const struct narmat_pput *p)
 {
-    const struct shm_pput *q = (const struct shm_pput *)p;
-    shm_pull_complete(w, q->target); /* as shm_put */
+    struct shm_pput q;
+    memcpy(&q, p->bytes, sizeof q); /* the loads a cast would make, without aliasing */
+    shm_pull_complete(w, q.target); /* as shm_put */
     uint64_t pos;
-    struct narmat_rec *rec = shm_claim(st(w), q->target, &pos);
+    struct narmat_rec *rec = shm_claim(st(w), q.target, &pos);
     if (rec == NULL) return NARMAT_AGAIN;
-    shm_move(q->to, q->from, q->bytes);
-    shm_publish(w, rec, pos, NARMAT_NOTE_PUT, q->tag, (int64_t)q->bytes, q->off);
+    copy_bytes(q.to, q.from, q.bytes);
+    shm_publish(w, rec, pos, NARMAT_NOTE_PUT, q.tag, (int64_t)q.bytes, q.off);
     return NARMA_SUCCESS;
 }
 
