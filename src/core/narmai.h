@@ -192,6 +192,18 @@ struct narmai_group_entry {
 /* ---- windows ---- */
 #define NARMAI_WIN_MAGIC 0x6e61726d6177696eull /* "narmawin" */
 
+/* An access narmai_rma_check accepted (rma.c), remembered so that the same arguments again are
+ * accepted without the checks while nothing they depend on changed: the window's geometry (fixed
+ * but for dynamic windows, never remembered) and the datatype descriptions (narmau_dtype_gen,
+ * bumped when MPI frees a described type, whose handle it may then reuse). */
+#define NARMAI_CHK_MEMO 8 /* per window, indexed by target rank modulo this */
+struct narmai_chk_memo {
+    MPI_Aint disp;
+    MPI_Datatype otype, ttype;
+    uint64_t gen1; /* narmau_dtype_gen + 1 when accepted; 0: empty */
+    int target, ocount, tcount, flags;
+};
+
 struct narmai_win {
     uint64_t magic;
     /* What the transport sees: t.comm (the window's private duplicate), t.rank, t.size,
@@ -216,8 +228,9 @@ struct narmai_win {
     uint32_t test_fail_replay; /* test-only fault injection (epoch.c) */
     uint32_t test_fail_lock;   /* test-only fault injection (epoch.c) */
     int test_pput_strict;      /* test-only: an unprepared put toward shm fails (epoch.c) */
-    uint64_t op_seq;           /* RMA calls submitted so far */
-    uint64_t nrecorded;        /* of which still recorded (not issued) */
+    struct narmai_chk_memo chk_memo[NARMAI_CHK_MEMO]; /* accepted accesses (rma.c) */
+    uint64_t op_seq;                                  /* RMA calls submitted so far */
+    uint64_t nrecorded;                               /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */
     uint64_t *a_req;  /* accesses requested toward peer */
     uint64_t *e_open; /* exposures opened toward peer */
