@@ -196,12 +196,19 @@ struct narmai_group_entry {
  * accepted without the checks while nothing they depend on changed: the window's geometry (fixed
  * but for dynamic windows, never remembered) and the datatype descriptions (narmau_dtype_gen,
  * bumped when MPI frees a described type, whose handle it may then reuse). */
-#define NARMAI_CHK_MEMO 8 /* per window, indexed by target rank modulo this */
+#define NARMAI_CHK_MEMO 8 /* sets per window, indexed by target rank modulo this */
+#define NARMAI_CHK_WAYS 2 /* accesses remembered per set (a neighbour's several fields) */
+_Static_assert((NARMAI_CHK_MEMO & (NARMAI_CHK_MEMO - 1)) == 0, "a power of two");
 struct narmai_chk_memo {
     MPI_Aint disp;
     MPI_Datatype otype, ttype;
     uint64_t gen1; /* narmau_dtype_gen + 1 when accepted; 0: empty */
-    int target, ocount, tcount, flags;
+    int target, ocount, tcount;
+    int no_origin; /* flags & NARMAI_CHK_NO_ORIGIN (the only flag the checks read) */
+};
+struct narmai_chk_set {
+    struct narmai_chk_memo way[NARMAI_CHK_WAYS];
+    unsigned next; /* the way the next accepted access replaces */
 };
 
 struct narmai_win {
@@ -228,9 +235,9 @@ struct narmai_win {
     uint32_t test_fail_replay; /* test-only fault injection (epoch.c) */
     uint32_t test_fail_lock;   /* test-only fault injection (epoch.c) */
     int test_pput_strict;      /* test-only: an unprepared put toward shm fails (epoch.c) */
-    struct narmai_chk_memo chk_memo[NARMAI_CHK_MEMO]; /* accepted accesses (rma.c) */
-    uint64_t op_seq;                                  /* RMA calls submitted so far */
-    uint64_t nrecorded;                               /* of which still recorded (not issued) */
+    struct narmai_chk_set chk_memo[NARMAI_CHK_MEMO]; /* accepted accesses (rma.c) */
+    uint64_t op_seq;                                 /* RMA calls submitted so far */
+    uint64_t nrecorded;                              /* of which still recorded (not issued) */
     /* O(1) epoch matching counters per peer (paper section VII-B) */
     uint64_t *a_req;  /* accesses requested toward peer */
     uint64_t *e_open; /* exposures opened toward peer */

@@ -42,11 +42,16 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
         return NARMAU_ERR(NARMA_ERR_RANK, "target %d outside 0..%d", target, w->t.size - 1);
     /* The same access as one accepted before (a halo's or a ping-pong's puts repeat): every
      * check below would give the same answer. */
-    struct narmai_chk_memo *m = &w->chk_memo[target & (NARMAI_CHK_MEMO - 1)];
+    struct narmai_chk_set *set = &w->chk_memo[target & (NARMAI_CHK_MEMO - 1)];
     const uint64_t gen1 = __atomic_load_n(&narmau_dtype_gen, __ATOMIC_RELAXED) + 1;
-    if (m->gen1 == gen1 && m->target == target && m->disp == disp && m->ttype == ttype &&
-        m->tcount == tcount && m->otype == otype && m->ocount == ocount && m->flags == flags)
-        return NARMA_SUCCESS;
+    const int no_origin = flags & NARMAI_CHK_NO_ORIGIN;
+    for (int i = 0; i < NARMAI_CHK_WAYS; i++) {
+        const struct narmai_chk_memo *m = &set->way[i];
+        if (m->gen1 == gen1 && m->target == target && m->disp == disp && m->ttype == ttype &&
+            m->tcount == tcount && m->otype == otype && m->ocount == ocount &&
+            m->no_origin == no_origin)
+            return NARMA_SUCCESS;
+    }
     const narmau_dtype *td, *od;
     int rc = check_side(tcount, ttype, &td, "target");
     if (rc) return rc;
@@ -74,15 +79,17 @@ int narmai_rma_check(struct narmai_win *w, int target, MPI_Aint disp, int ocount
     MPI_Aint lo, hi;
     narmau_dtype_span(td, tcount, &lo, &hi);
     if ((rc = narmat_check_bounds(&w->t, target, disp, lo, hi))) return rc;
-    if (w->t.flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        *m = (struct narmai_chk_memo){.disp = disp,
-                                      .otype = otype,
-                                      .ttype = ttype,
-                                      .gen1 = gen1,
-                                      .target = target,
-                                      .ocount = ocount,
-                                      .tcount = tcount,
-                                      .flags = flags};
+    if (w->t.flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        set->way[set->next] = (struct narmai_chk_memo){.disp = disp,
+                                                       .otype = otype,
+                                                       .ttype = ttype,
+                                                       .gen1 = gen1,
+                                                       .target = target,
+                                                       .ocount = ocount,
+                                                       .tcount = tcount,
+                                                       .no_origin = no_origin};
+        set->next = (set->next + 1) % NARMAI_CHK_WAYS;
+    }
     return NARMA_SUCCESS;
 }
 
