@@ -109,28 +109,15 @@ static void self_pass(const narmah_plan *p, const narmah_link *l, const narmah_l
         char *fld = p->fields[f];
         const char *sb = fld + (size_t)l->send.off * es;
         char *rb = fld + (size_t)r->recv.off * es;
-        if (m == NULL) {
-            for (int a = 0; a < l->send.n[0]; a++) {
-                const char *sp = sb + (size_t)a * ss0;
-                char *rp = rb + (size_t)a * rs0;
-                for (int c = 0; c < l->send.n[1]; c++, sp += ss1, rp += rs1)
-                    copy_run(rp, sp, run);
-            }
-            continue;
-        }
-        /* Same shape and strides as l (self_pair checked it). */
-        const char *sb2 = fld + (size_t)m->send.off * es;
-        char *rb2 = fld + (size_t)q->recv.off * es;
+        /* m: same shape and strides as l (self_pair checked it). */
+        const char *sb2 = m ? fld + (size_t)m->send.off * es : NULL;
+        char *rb2 = m ? fld + (size_t)q->recv.off * es : NULL;
         for (int a = 0; a < l->send.n[0]; a++) {
-            const char *sp = sb + (size_t)a * ss0, *sp2 = sb2 + (size_t)a * ss0;
-            char *rp = rb + (size_t)a * rs0, *rp2 = rb2 + (size_t)a * rs0;
+            const size_t so = (size_t)a * ss0, ro = (size_t)a * rs0;
             for (int c = 0; c < l->send.n[1]; c++) {
-                copy_run(rp, sp, run);
-                copy_run(rp2, sp2, run);
-                sp += ss1;
-                sp2 += ss1;
-                rp += rs1;
-                rp2 += rs1;
+                const size_t sc = so + (size_t)c * ss1, rc = ro + (size_t)c * rs1;
+                copy_run(rb + rc, sb + sc, run);
+                if (m) copy_run(rb2 + rc, sb2 + sc, run);
             }
         }
     }

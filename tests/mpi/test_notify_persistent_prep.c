@@ -52,6 +52,13 @@ static void wait_note(NARMA_Win win, int src, int tag, int bytes, const char *wh
     CHECK_RC(NARMA_Request_free(&note));
 }
 
+/* One start of a persistent put, complete on return (the buffer is reusable). */
+static void start_wait(NARMA_Request *put)
+{
+    CHECK_RC(NARMA_Start(put));
+    CHECK_RC(NARMA_Wait(put, MPI_STATUS_IGNORE));
+}
+
 /* Get the word at target's disp (the epoch is open) and check it. */
 static void read_check(int64_t *got, int target, MPI_Aint disp, NARMA_Win win, int64_t want,
                        const char *what)
@@ -82,8 +89,7 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
         NARMA_Request put;
         CHECK_RC(
             NARMA_Put_notify_init(src + 1, n, MPI_BYTE, next, at, n, MPI_BYTE, win, TAG_S, &put));
-        CHECK_RC(NARMA_Start(&put));
-        CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+        start_wait(&put);
         wait_note(win, prev, TAG_S, n, "size");
         long bad = test_verify(mem + at, (size_t)n, (uint32_t)prev, (uint32_t)n);
         CHECK(bad < 0, "%d bytes: byte %ld differs", n, bad);
@@ -121,8 +127,7 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
                                            cases[k].count, cases[k].type, win, TAG_S, &put));
             for (int it = 0; it < 3; it++) {
                 test_fill(src + 5, (size_t)n, (uint32_t)rank, 100u + (uint32_t)(k * 3 + it));
-                CHECK_RC(NARMA_Start(&put));
-                CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+                start_wait(&put);
                 wait_note(win, prev, TAG_S, n, "lb 5");
                 long bad =
                     test_verify(mem + 45, (size_t)n, (uint32_t)prev, 100u + (uint32_t)(k * 3 + it));
@@ -146,8 +151,7 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
                                        &put));
         for (uint64_t it = 1; it <= 2 * BURST; it++) {
             v = UINT64_MAX - it;
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            start_wait(&put);
             wait_note(win, rank, TAG_O, 8, "self");
             uint64_t got;
             memcpy(&got, mem + 64, 8);
@@ -167,8 +171,7 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
                 memcpy(want, from, (size_t)n);
                 CHECK_RC(NARMA_Put_notify_init(from, n, MPI_BYTE, rank, 512 + shift, n, MPI_BYTE,
                                                win, TAG_O, &put));
-                CHECK_RC(NARMA_Start(&put));
-                CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+                start_wait(&put);
                 wait_note(win, rank, TAG_O, n, "self overlap");
                 CHECK(memcmp(mem + 512 + shift, want, (size_t)n) == 0,
                       "%d bytes onto themselves shifted by %d: not what memmove gives", n, shift);
@@ -190,49 +193,35 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
             const int64_t base = (int64_t)rank * 1000000 + it * 1000;
             /* Start, then each other kind of access to the same word. */
             a = base + 1;
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
-            CHECK_RC(NARMA_Get(&got, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
-            CHECK_RC(NARMA_Win_flush(next, win));
-            CHECK(got == base + 1, "Get after Start read %lld, expected %lld", (long long)got,
-                  (long long)(base + 1));
+            start_wait(&put);
+            read_check(&got, next, at, win, base + 1, "Get after Start");
             b = base + 2;
             CHECK_RC(NARMA_Put(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
             CHECK_RC(NARMA_Win_flush(next, win));
-            CHECK_RC(NARMA_Get(&got, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
-            CHECK_RC(NARMA_Win_flush(next, win));
-            CHECK(got == base + 2, "Put after Start: %lld, expected %lld", (long long)got,
-                  (long long)(base + 2));
+            read_check(&got, next, at, win, base + 2, "Put after Start");
             a = base + 3;
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            start_wait(&put);
             c = 4;
             CHECK_RC(NARMA_Accumulate(&c, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, MPI_SUM, win));
             CHECK_RC(NARMA_Win_flush(next, win));
-            CHECK_RC(NARMA_Get(&got, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
-            CHECK_RC(NARMA_Win_flush(next, win));
-            CHECK(got == base + 7, "Accumulate after Start: %lld, expected %lld", (long long)got,
-                  (long long)(base + 7));
+            read_check(&got, next, at, win, base + 7, "Accumulate after Start");
             /* Each other kind, then Start. */
             b = base + 8;
             CHECK_RC(NARMA_Put(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win));
             CHECK_RC(NARMA_Win_flush(next, win));
             a = base + 9;
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            start_wait(&put);
             read_check(&got, next, at, win, base + 9, "Start after Put");
             c = 100;
             CHECK_RC(NARMA_Accumulate(&c, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, MPI_SUM, win));
             CHECK_RC(NARMA_Win_flush(next, win));
             a = base + 10;
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            start_wait(&put);
             read_check(&got, next, at, win, base + 10, "Start after Accumulate");
             b = base + 11;
             CHECK_RC(NARMA_Put_notify(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win, TAG_R));
             a = base + 12;
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            start_wait(&put);
             read_check(&got, next, at, win, base + 12, "Start after Put_notify");
             b = base + 13;
             CHECK_RC(NARMA_Put_notify(&b, 1, MPI_INT64_T, next, at, 1, MPI_INT64_T, win, TAG_R));
@@ -268,8 +257,7 @@ static void run(NARMA_Win win, unsigned char *mem, const char *flavor)
         CHECK_RC(NARMA_Start(&note));
         for (uint32_t it = 1; it <= BURST; it++) {
             v = (uint32_t)rank << 16 | it;
-            CHECK_RC(NARMA_Start(&put));
-            CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+            start_wait(&put);
         }
         CHECK_RC(NARMA_Wait(&note, MPI_STATUS_IGNORE));
         uint32_t got;
@@ -313,8 +301,7 @@ int main(int argc, char **argv)
         double v[3] = {test_rank + 0.25, test_rank + 0.5, test_rank + 0.75};
         NARMA_Request put;
         CHECK_RC(NARMA_Put_notify_init(v, 3, MPI_DOUBLE, next, 5, 3, MPI_DOUBLE, win, TAG_S, &put));
-        CHECK_RC(NARMA_Start(&put));
-        CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+        start_wait(&put);
         wait_note(win, prev, TAG_S, 24, "disp_unit 8");
         for (int i = 0; i < 16; i++) {
             const double want = i >= 5 && i < 8 ? prev + 0.25 * (i - 4) : -1;
