@@ -21,6 +21,14 @@ static const struct {
 };
 #define NREORDER (sizeof(reorder_keys) / sizeof(reorder_keys[0]))
 
+/* Whether key is name. A name longer than MPI_MAX_INFO_KEY (Open MPI's 36) cannot be a key
+ * this MPI returns: refused by length first, which is also what GCC would otherwise warn that
+ * strcmp on the key's array evaluates to. */
+static int key_is(const char *key, const char *name)
+{
+    return strlen(name) <= MPI_MAX_INFO_KEY && strcmp(key, name) == 0;
+}
+
 /* What the keys set, parsed completely before anything changes. */
 struct win_hints {
     int reorder;
@@ -67,8 +75,7 @@ static int parse(MPI_Info info, struct win_hints *h)
             continue;
         }
         for (size_t i = 0; i < NREORDER; i++) {
-            if (strcmp(key, reorder_keys[i].key) != 0 && strcmp(key, reorder_keys[i].alias) != 0)
-                continue;
+            if (!key_is(key, reorder_keys[i].key) && !key_is(key, reorder_keys[i].alias)) continue;
             if (strcmp(val, "true") == 0)
                 h->reorder |= reorder_keys[i].flag;
             else if (strcmp(val, "false") == 0)

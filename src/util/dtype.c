@@ -18,6 +18,7 @@
  * (NARMA_ERR_TYPE), never wrapped.
  */
 #include "util/dtype.h"
+#include "util/thread.h"
 
 #include <narma/narma.h>
 
@@ -114,6 +115,9 @@ static int blist_emit(blist *l, const narmau_dtype *c, MPI_Aint disp, MPI_Aint r
 struct entry {
     struct entry *next;
     uint64_t key;
+    int checked; /* known committed (or predefined): only such entries enter the front cache,
+                    whose hit checks nothing. A type first described as another type's child
+                    was looked up without the check (a child need not be committed). */
     narmau_dtype d;
 };
 
@@ -198,9 +202,42 @@ static void entry_free(struct entry *e)
     free(e);
 }
 
+/* Types MPI destroyed while this thread did not hold narma's process lock (the program freed a
+ * type with MPI_Type_free on one thread while another was inside narma). The attribute's delete
+ * callback may then neither touch the cache nor wait for the lock: MPI may hold its own lock
+ * around the callback while the narma lock's holder waits inside MPI for it. It pushes the
+ * type's key on this stack instead (the node came with the attribute: no allocation there) and
+ * bumps the generation, so no front cache or remembered check uses the type any more; the next
+ * lookup or eviction, under the lock, evicts what the stack holds before it reads the cache, so
+ * a handle MPI reuses for a new type is never taken for the old one. */
+struct freed {
+    struct freed *next;
+    uint64_t key;
+};
+static struct freed *freed_top; /* atomic */
+
+static void forget_key(uint64_t key);
+
+static void freed_drain(void)
+{
+    if (__atomic_load_n(&freed_top, __ATOMIC_ACQUIRE) == NULL) return;
+    struct freed *f = __atomic_exchange_n(&freed_top, NULL, __ATOMIC_ACQUIRE);
+    while (f != NULL) {
+        struct freed *next = f->next;
+        forget_key(f->key);
+        free(f);
+        f = next;
+    }
+}
+
 void narmau_dtype_forget(MPI_Datatype type)
 {
-    uint64_t key = type_key(type);
+    freed_drain();
+    forget_key(type_key(type));
+}
+
+static void forget_key(uint64_t key)
+{
     if (!cache.nbuckets) return;
     struct entry **pp = &cache.bucket[key_hash(key) & (cache.nbuckets - 1)];
     for (; *pp; pp = &(*pp)->next) {
@@ -225,6 +262,7 @@ static int mpi_usable(void)
 
 void narmau_dtype_cache_clear(void)
 {
+    freed_drain();
     front_clear();
     for (size_t i = 0; i < cache.nbuckets; i++) {
         struct entry *e = cache.bucket[i];
@@ -248,13 +286,28 @@ void narmau_dtype_cache_clear(void)
     cache.self = MPI_COMM_NULL;
 }
 
-/* MPI destroyed a type we described: its handle may be reused, so evict. */
+/* MPI destroyed a type we described: its handle may be reused, so evict. attr is the node
+ * watch_type attached (NULL if it could not allocate one: then nothing was cached). Evicted at
+ * once when the lock is off (one thread in narma at a time) or held by this thread (narma freed
+ * the type); otherwise left on freed_top for the lock's next holder. */
 static int evict_on_free(MPI_Datatype type, int keyval, void *attr, void *extra)
 {
+    (void)type;
     (void)keyval;
-    (void)attr;
     (void)extra;
-    narmau_dtype_forget(type);
+    struct freed *f = attr;
+    if (f == NULL) return MPI_SUCCESS;
+    if (!narmau_threaded() || narmau_lock_held()) {
+        freed_drain();
+        forget_key(f->key);
+        free(f);
+        return MPI_SUCCESS;
+    }
+    f->next = __atomic_load_n(&freed_top, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&freed_top, &f->next, f, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+    }
+    front_clear(); /* after the push: whoever then misses the front cache drains it */
     return MPI_SUCCESS;
 }
 
@@ -282,7 +335,15 @@ static int watch_type(MPI_Datatype type)
     if (MPI_Type_get_attr(type, cache.keyval, &val, &flag) != MPI_SUCCESS) return NARMA_ERR_MPI;
     /* Setting it again would run the callback on the old value and evict
      * the entry we are about to insert. */
-    if (!flag && MPI_Type_set_attr(type, cache.keyval, NULL) != MPI_SUCCESS) return NARMA_ERR_MPI;
+    if (flag) return 0;
+    struct freed *f = malloc(sizeof(*f));
+    if (f == NULL) return NARMA_ERR_NO_MEM;
+    f->next = NULL;
+    f->key = type_key(type);
+    if (MPI_Type_set_attr(type, cache.keyval, f) != MPI_SUCCESS) {
+        free(f);
+        return NARMA_ERR_MPI;
+    }
     return 0;
 }
 
@@ -754,6 +815,15 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
     }
     struct entry *e = cache_find(key);
     if (e) {
+        if (!check_commit) {
+            *out = &e->d;
+            return 0;
+        }
+        if (!e->checked) { /* written only here, once: other hits only read the entry */
+            int rc = check_committed(type);
+            if (rc) return rc; /* still uncommitted */
+            e->checked = 1;
+        }
         front[fs].key = key;
         front[fs].gen = gen;
         front[fs].d = &e->d;
@@ -769,6 +839,7 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
     e = calloc(1, sizeof(*e));
     if (!e) return NARMA_ERR_NO_MEM;
     e->key = key;
+    e->checked = !derived || check_commit;
     if ((rc = describe(type, &e->d)) || (derived && (rc = watch_type(type))) ||
         (rc = cache_insert(e))) {
         entry_free(e);
@@ -780,6 +851,7 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
 
 int narmau_dtype_get_slow(MPI_Datatype type, const narmau_dtype **out)
 {
+    freed_drain();
     return lookup(type, 1, out);
 }
 

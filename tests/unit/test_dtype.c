@@ -300,6 +300,16 @@ int main(int argc, char **argv)
         MPI_Type_create_struct(3, bl, dp, ty, &u); /* never committed: only a child */
         MPI_Type_vector(3, 2, 3, u, &t);
         check_type("vector of uncommitted struct", all[n++] = commit(t), 2);
+        /* Described (and cached) as the vector's child, the struct is still uncommitted:
+         * used alone it is refused, at every lookup, until it is committed. */
+        const narmau_dtype *d = NULL;
+        for (int i = 0; i < 2; i++)
+            check(narmau_dtype_get(u, &d) == NARMA_ERR_TYPE,
+                  "an uncommitted type cached as a child is refused alone (lookup %d)", i);
+        MPI_Type_commit(&u);
+        for (int i = 0; i < 2; i++)
+            check(narmau_dtype_get(u, &d) == 0 && d->size == 1 + 8 + 4,
+                  "the same type once committed is accepted (lookup %d)", i);
         MPI_Type_free(&u);
     }
     {
