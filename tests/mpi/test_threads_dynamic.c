@@ -119,8 +119,7 @@ int main(int argc, char **argv)
     thr_init(&argc, &argv, "test_threads_dynamic");
     rank = test_rank;
     size = test_size;
-    K = env_long("NARMA_THREADS_TEST_ITERS", 3000);
-    CHECK(K > 0, "NARMA_THREADS_TEST_ITERS=%ld", K);
+    K = thr_iters(3000);
 
     thr_phase("window");
     const size_t nvals = 1 + (size_t)size * NA * VALS;

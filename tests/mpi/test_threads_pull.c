@@ -108,8 +108,7 @@ int main(int argc, char **argv)
     size = test_size;
     if (size % 2 != 0) test_skip("needs an even number of ranks (pairs)");
     peer = (rank + size / 2) % size;
-    K = env_long("NARMA_THREADS_TEST_ITERS", 400);
-    CHECK(K > 0, "NARMA_THREADS_TEST_ITERS=%ld", K);
+    K = thr_iters(400);
 
     thr_phase("window");
     MPI_Info info;

@@ -327,9 +327,8 @@ int main(int argc, char **argv)
     thr_init(&argc, &argv, "test_threads_rma");
     rank = test_rank;
     size = test_size;
-    K = env_long("NARMA_THREADS_TEST_ITERS", 4000);
+    K = thr_iters(4000);
     thr_check_narma_multiple();
-    CHECK(K > 0 && K < (1L << 30), "NARMA_THREADS_TEST_ITERS=%ld is out of range", K);
     for (int t = 0; t < NT; t++) {
         fetched[t] = malloc(K * sizeof(int64_t));
         CHECK(fetched[t] != NULL, "out of memory");

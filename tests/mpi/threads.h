@@ -83,6 +83,14 @@ static TEST_UNUSED void thr_check_narma_multiple(void)
           level, MPI_THREAD_MULTIPLE);
 }
 
+/** Iterations per thread: NARMA_THREADS_TEST_ITERS, or dflt; checked to lie in 1 .. 2^30 - 1. */
+static TEST_UNUSED long thr_iters(long dflt)
+{
+    const long k = env_long("NARMA_THREADS_TEST_ITERS", dflt);
+    CHECK(k > 0 && k < (1L << 30), "NARMA_THREADS_TEST_ITERS=%ld is out of range", k);
+    return k;
+}
+
 /** Once every access has arrived: no notification is left unmatched on win (1000 polls). */
 static TEST_UNUSED void thr_check_no_leftover(NARMA_Win win)
 {
