@@ -288,8 +288,8 @@ void narmau_dtype_cache_clear(void)
 
 /* MPI destroyed a type we described: its handle may be reused, so evict. attr is the node
  * watch_type attached (NULL if it could not allocate one: then nothing was cached). Evicted at
- * once when the lock is off (one thread in narma at a time) or held by this thread (narma freed
- * the type); otherwise left on freed_top for the lock's next holder. */
+ * once when this thread holds narma's lock (narma freed the type); otherwise left on freed_top
+ * for the next lookup. */
 static int evict_on_free(MPI_Datatype type, int keyval, void *attr, void *extra)
 {
     (void)type;
@@ -297,7 +297,10 @@ static int evict_on_free(MPI_Datatype type, int keyval, void *attr, void *extra)
     (void)extra;
     struct freed *f = attr;
     if (f == NULL) return MPI_SUCCESS;
-    if (!narmau_threaded() || narmau_lock_held()) {
+    /* Only a holder of the lock may edit the cache. With the lock off narma's calls are
+     * serialised, but MPI may still be at MPI_THREAD_MULTIPLE (NARMA_THREADS=off) and the
+     * program free a type on another thread meanwhile: pushed too, drained by the next lookup. */
+    if (narmau_lock_held()) {
         freed_drain();
         forget_key(f->key);
         free(f);
@@ -307,7 +310,11 @@ static int evict_on_free(MPI_Datatype type, int keyval, void *attr, void *extra)
     while (!__atomic_compare_exchange_n(&freed_top, &f->next, f, 1, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED)) {
     }
-    front_clear(); /* after the push: whoever then misses the front cache drains it */
+    /* Invalidate the front caches and the remembered checks. A thread may see the new
+     * generation before the push and drain nothing; that is harmless: a lookup of a handle MPI
+     * reuses for a new type comes after MPI created it, hence after this callback returned
+     * (MPI's handle pool, then however the program passed the handle on), and sees the push. */
+    front_clear();
     return MPI_SUCCESS;
 }
 
@@ -806,6 +813,10 @@ static int check_committed(MPI_Datatype type)
 
 static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
 {
+    /* Also for children: an MPI whose MPI_Type_get_contents returns new objects may hand a
+     * child the handle of a type freed since the top-level drain (one load when empty; entries
+     * the outer lookups hold belong to live types, which a drain never evicts). */
+    freed_drain();
     uint64_t key = type_key(type);
     size_t fs = front_slot(key);
     uint64_t gen = __atomic_load_n(&narmau_dtype_gen, __ATOMIC_RELAXED);
@@ -851,8 +862,7 @@ static int lookup(MPI_Datatype type, int check_commit, const narmau_dtype **out)
 
 int narmau_dtype_get_slow(MPI_Datatype type, const narmau_dtype **out)
 {
-    freed_drain();
-    return lookup(type, 1, out);
+    return lookup(type, 1, out); /* which drains first */
 }
 
 /* ---- copies ------------------------------------------------------------- */

@@ -1319,12 +1319,9 @@ split_dynamic(struct narmat_win *w, int kind, const void *oaddr, int ocount, MPI
     return rc;
 }
 
-/* The data part of a put, get or accumulate: one MPI call, or one per attached
- * region (split_access, locally complete on return). Locally complete on
- * return too when `complete`; the notified forms leave completion to their
- * flush. */
 /* Only dynamic windows are cut: the other flavours pay one branch here, not a call of 14
- * arguments (about 20 instructions per data access on this transport). */
+ * arguments (about 20 instructions per data access on this transport). Sets *done, which
+ * split_dynamic only ever sets to 1: call it through here. */
 static inline int split_access(struct narmat_win *w, int kind, const void *oaddr, int ocount,
                                MPI_Datatype otype, void *raddr, int rcount, MPI_Datatype rtype,
                                int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
@@ -1336,6 +1333,10 @@ static inline int split_access(struct narmat_win *w, int kind, const void *oaddr
                          ttype, op, done);
 }
 
+/* The data part of a put, get or accumulate: one MPI call, or one per attached
+ * region (split_access, locally complete on return). Locally complete on
+ * return too when `complete`; the notified forms leave completion to their
+ * flush. */
 static int data_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                     int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq,
                     int complete)
