@@ -2,27 +2,41 @@
  * public call taking a window returns through narmai_win_ret (narmai.h), whose error branch
  * lands here. The predefined handlers are the constants 1 and 2 (narma.h), never objects. */
 #include "core/narmai.h"
+#include "util/pool.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* Retired handler objects (util/pool.h): a stale copy of a freed handle reads "freed". */
+static narmau_pool eh_pool;
 
 static int eh_predefined(NARMA_Errhandler eh)
 {
     return eh == NARMA_ERRORS_RETURN || eh == NARMA_ERRORS_ARE_FATAL;
 }
 
+/* A handle the program may still use: predefined, or one of its handles not freed yet. The
+ * program's handles and the windows' uses are counted apart, so that freeing one handle twice
+ * is refused instead of taking a window's use away (MPI asks one Errhandler_free per handle
+ * that create and get_errhandler gave). */
 static int eh_ok(NARMA_Errhandler eh)
 {
-    return eh_predefined(eh) || (eh != NULL && eh->magic == NARMAI_EH_MAGIC && eh->refs > 0);
+    return eh_predefined(eh) || (eh != NULL && eh->magic == NARMAI_EH_MAGIC && eh->handles > 0);
 }
 
-static void eh_unref(struct narmai_errhandler *eh)
+static void eh_retire_if_unused(struct narmai_errhandler *eh)
+{
+    if (eh->handles > 0 || eh->uses > 0) return;
+    eh->magic = 0;
+    narmau_pool_give(&eh_pool, eh);
+}
+
+/* A window or a call stops using eh. */
+static void eh_unuse(struct narmai_errhandler *eh)
 {
     if (eh == NULL || eh_predefined(eh)) return;
-    if (--eh->refs == 0) {
-        eh->magic = 0;
-        free(eh);
-    }
+    eh->uses--;
+    eh_retire_if_unused(eh);
 }
 
 /* The window's handler as a handle: NULL stands for NARMA_ERRORS_RETURN. */
@@ -57,10 +71,11 @@ static void call_handler(struct narmai_win *w, int code)
     NARMA_Win handle = w;
     int c = code;
     w->in_handler = 1;
-    eh->refs++; /* the handler may replace itself on the window */
+    eh->uses++; /* the handler may replace itself on the window */
     eh->fn(&handle, &c);
-    eh_unref(eh);
-    /* The handler may have freed the window (then its memory is gone: the magic says so). */
+    eh_unuse(eh);
+    /* The handler may have freed the window (its object is retired, not freed: the magic
+     * says so). */
     if (narmai_win_ok(w)) w->in_handler = 0;
 }
 
@@ -72,7 +87,7 @@ int narmai_win_error(NARMA_Win w, int rc)
 
 void narmai_win_errhandler_release(struct narmai_win *w)
 {
-    eh_unref(w->eh);
+    eh_unuse(w->eh);
     w->eh = NULL;
 }
 
@@ -81,10 +96,12 @@ int NARMA_Win_create_errhandler(NARMA_Win_errhandler_function *fn, NARMA_Errhand
     NARMAI_API_LOCK();
     if (fn == NULL || errhandler == NULL)
         return NARMAU_ERR(NARMA_ERR_ARG, "NULL function or handle pointer");
-    struct narmai_errhandler *eh = malloc(sizeof(*eh));
-    if (eh == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "error handler");
+    struct narmai_errhandler *eh = narmau_pool_take(&eh_pool);
+    if (eh == NULL && (eh = malloc(sizeof(*eh))) == NULL)
+        return NARMAU_ERR(NARMA_ERR_NO_MEM, "error handler");
     eh->magic = NARMAI_EH_MAGIC;
-    eh->refs = 1;
+    eh->handles = 1;
+    eh->uses = 0;
     eh->fn = fn;
     *errhandler = eh;
     return NARMA_SUCCESS;
@@ -98,10 +115,10 @@ static int set_errhandler(NARMA_Win w, NARMA_Errhandler eh)
     if (eh == NARMA_ERRORS_RETURN) {
         w->eh = NULL;
     } else {
-        if (!eh_predefined(eh)) eh->refs++;
+        if (!eh_predefined(eh)) eh->uses++;
         w->eh = eh;
     }
-    eh_unref(old);
+    eh_unuse(old);
     return NARMA_SUCCESS;
 }
 
@@ -116,7 +133,7 @@ static int get_errhandler(NARMA_Win w, NARMA_Errhandler *eh)
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (eh == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL errhandler");
     NARMA_Errhandler cur = win_eh(w);
-    if (!eh_predefined(cur)) cur->refs++; /* a new reference: the caller frees it */
+    if (!eh_predefined(cur)) cur->handles++; /* a new handle: the caller frees it */
     *eh = cur;
     return NARMA_SUCCESS;
 }
@@ -139,8 +156,12 @@ int NARMA_Errhandler_free(NARMA_Errhandler *errhandler)
 {
     NARMAI_API_LOCK();
     if (errhandler == NULL || !eh_ok(*errhandler))
-        return NARMAU_ERR(NARMA_ERR_ARG, "NULL or invalid error handler");
-    eh_unref(*errhandler);
+        return NARMAU_ERR(NARMA_ERR_ARG, "NULL, invalid or already freed error handler");
+    struct narmai_errhandler *eh = *errhandler;
+    if (!eh_predefined(eh)) {
+        eh->handles--;
+        eh_retire_if_unused(eh);
+    }
     *errhandler = NARMA_ERRHANDLER_NULL;
     return NARMA_SUCCESS;
 }

@@ -304,7 +304,8 @@ static inline void narmai_coll_end(struct narmai_win *w)
  * (its handler already ran). */
 struct narmai_errhandler {
     uint64_t magic;
-    int refs; /* the program's handles plus the windows using it */
+    int handles; /* the program's handles (create, get_errhandler); Errhandler_free drops one */
+    int uses;    /* the windows it is set on, and calls of it under way */
     NARMA_Win_errhandler_function *fn;
 };
 #define NARMAI_EH_MAGIC 0x6e61726d61656868ull /* "narmaehh" */

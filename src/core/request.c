@@ -1,12 +1,12 @@
 /* Requests: creation, persistent start, completion (Test/Wait families), free. */
 #include "core/epoch.h"
+#include "util/pool.h"
 #include <stdlib.h>
 
-/* Recycled request objects: requests are created and retired on every epoch
- * call, so they must not cost a malloc each. */
-#define NARMAI_REQ_CACHE 64
-static struct narmai_request *narmai_req_cache[NARMAI_REQ_CACHE];
-static int narmai_req_cached;
+/* Retired request objects (util/pool.h): requests are created and retired on every epoch
+ * call, so they must not cost a malloc each, and a stale copy of a freed request's handle must
+ * read memory that says so (it is never given back to malloc). */
+static narmau_pool narmai_req_pool;
 /* A recycled request is cleared by copying this: GCC compiles the copy to a few vector moves
  * but a memset of the same 160 bytes to `rep stos`, whose start-up cost was a third of
  * creating a threshold request on x86-64 (counter ping-pong, issue 12). */
@@ -14,9 +14,8 @@ static const struct narmai_request narmai_req_zero;
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
 {
-    struct narmai_request *r;
-    if (narmai_req_cached > 0) {
-        r = narmai_req_cache[--narmai_req_cached];
+    struct narmai_request *r = narmau_pool_take(&narmai_req_pool);
+    if (r != NULL) {
         *r = narmai_req_zero;
     } else if ((r = calloc(1, sizeof(*r))) == NULL) {
         return NULL;
@@ -49,10 +48,7 @@ void narmai_request_release(struct narmai_request *r)
     if (r->kind == NARMAI_REQ_PACC) narmai_pacc_release(r);
     r->magic = 0;
     r->state = NARMAI_REQ_DEAD;
-    if (narmai_req_cached < NARMAI_REQ_CACHE)
-        narmai_req_cache[narmai_req_cached++] = r;
-    else
-        free(r);
+    narmau_pool_give(&narmai_req_pool, r);
 }
 
 static inline int req_ok(const struct narmai_request *r)

@@ -1,10 +1,14 @@
 /* Window creation, destruction, attributes, names and groups. */
 #include "core/narmai.h"
 #include "core/epoch.h"
+#include "util/pool.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Retired window objects (util/pool.h). */
+static narmau_pool win_pool;
 
 static void win_release(struct narmai_win *w)
 {
@@ -22,7 +26,7 @@ static void win_release(struct narmai_win *w)
     narmai_win_errhandler_release(w);
     if (w->t.comm != MPI_COMM_NULL) MPI_Comm_free(&w->t.comm);
     w->magic = 0;
-    free(w);
+    narmau_pool_give(&win_pool, w); /* a stale handle reads "freed", never freed memory */
 }
 
 /* Window creation is collective: a rank that fails (bad argument, no memory, bad info value)
@@ -78,8 +82,12 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     if (comm == MPI_COMM_NULL) return NARMAU_ERR(NARMA_ERR_ARG, "MPI_COMM_NULL");
     struct narmai_win *w = NULL;
     rc = win_check_args(size, disp_unit, base, flavor, baseptr, out);
-    if (rc == NARMA_SUCCESS && (w = calloc(1, sizeof(*w))) == NULL)
-        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window");
+    if (rc == NARMA_SUCCESS) {
+        if ((w = narmau_pool_take(&win_pool)) != NULL)
+            memset(w, 0, sizeof(*w));
+        else if ((w = calloc(1, sizeof(*w))) == NULL)
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window");
+    }
     if (rc != NARMA_SUCCESS) {
         /* Take part in the collectives the others make before their agreement (the dup, then
          * win_agree below), so that they learn of this failure there instead of waiting. */

@@ -11,7 +11,9 @@
  *   - NARMA_Win_get_errhandler returns the handler attached; the program may free its handle
  *     while the window still uses it; NARMA_Win_call_errhandler calls it with any code;
  *   - a handler that fails a narma call on its window is not re-entered;
- *   - errors of the error-handler calls themselves (NULL function, invalid handle).
+ *   - errors of the error-handler calls themselves (NULL function, invalid handle);
+ *   - a handle freed twice is refused and the window keeps its handler; a handle used after
+ *     its last free is refused (under AddressSanitizer: without reading freed memory).
  * NARMA_ERRORS_ARE_FATAL: tests/mpi/errhandler_fatal.c (a job that must abort).
  */
 #include "common.h"
@@ -153,6 +155,27 @@ int main(int argc, char **argv)
     EXPECT_HANDLED(NARMA_Win_set_errhandler(win, NARMA_ERRHANDLER_NULL), NARMA_ERR_ARG, win);
     EXPECT_HANDLED(NARMA_Win_get_errhandler(win, NULL), NARMA_ERR_ARG, win);
     EXPECT_QUIET(NARMA_Win_set_errhandler(NARMA_WIN_NULL, NARMA_ERRORS_RETURN), NARMA_ERR_WIN);
+
+    test_phase("a handle freed twice, or used after its last free");
+    {
+        NARMA_Errhandler h, copy;
+        CHECK_RC(NARMA_Win_create_errhandler(handler, &h));
+        copy = h;
+        CHECK_RC(NARMA_Win_set_errhandler(win, h));
+        CHECK_RC(NARMA_Errhandler_free(&h)); /* the program's only handle */
+        /* The copy names the same handle: freeing it again is refused, and the window keeps
+         * its use of the handler (it used to lose it, and the next error read freed memory). */
+        EXPECT_QUIET(NARMA_Errhandler_free(&copy), NARMA_ERR_ARG);
+        EXPECT_HANDLED(NARMA_Put(&v, 1, MPI_INT, size, 0, 1, MPI_INT, win), NARMA_ERR_RANK, win);
+        EXPECT_HANDLED(NARMA_Win_set_errhandler(win, copy), NARMA_ERR_ARG, win);
+        /* The window's use ends: the handler is gone, its stale handle still refused. */
+        CHECK_RC(NARMA_Win_set_errhandler(win, NARMA_ERRORS_RETURN));
+        EXPECT_QUIET(NARMA_Win_set_errhandler(win, copy), NARMA_ERR_ARG);
+        EXPECT_QUIET(NARMA_Errhandler_free(&copy), NARMA_ERR_ARG);
+        CHECK_RC(NARMA_Win_create_errhandler(handler, &h));
+        CHECK_RC(NARMA_Win_set_errhandler(win, h));
+        CHECK_RC(NARMA_Errhandler_free(&h));
+    }
 
     test_phase("back to NARMA_ERRORS_RETURN: no more calls");
     CHECK_RC(NARMA_Win_set_errhandler(win, NARMA_ERRORS_RETURN));
