@@ -145,4 +145,17 @@ static inline void narmai_epoch_error(struct narmai_epoch *e, int rc)
 void narmai_test_faults_init(struct narmai_win *w);
 int narmai_test_fault(uint32_t *countdown, int sticky);
 void narmai_fence_yield(struct narmai_win *w);
+
+/* An epoch call's assert: 0 or an OR of MPI_MODE_* values. Bits that are no MPI_MODE_* value
+ * are refused (NARMA_ERR_ARG): taken as assertions, a stray MPI_MODE_NOCHECK among them would
+ * skip synchronisation the program relies on. A MPI_MODE_* value the standard does not list for
+ * the call is ignored, as MPI libraries do. */
+#define NARMAI_MODES \
+    (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
+static inline int narmai_assert_check(int assert)
+{
+    if ((assert & ~NARMAI_MODES) == 0) return NARMA_SUCCESS;
+    return NARMAU_ERR(NARMA_ERR_ARG, "assert %#x holds bits that are no MPI_MODE_* value",
+                      (unsigned)assert);
+}
 #endif

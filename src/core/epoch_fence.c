@@ -12,12 +12,13 @@
 static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    int rc = narmai_assert_check(assert);
+    if (rc) return rc;
     if ((w->cur_access != NULL && w->cur_access->type != NARMAI_EP_FENCE) || w->nlock_open)
         return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW or lock epoch");
     if (w->cur_exposure != NULL)
         return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
     struct narmai_epoch *old = w->cur_access, *e;
-    int rc;
     if (old == NULL) { /* the first fence still synchronises: close an empty epoch */
         if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &old))) return rc;
     }

@@ -185,7 +185,7 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         return NARMAU_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
     int rc = check_rank(w, rank);
-    if (rc) return rc;
+    if (rc || (rc = narmai_assert_check(assert))) return rc;
     narmai_fence_yield(w);
     if (w->cur_access != NULL)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
@@ -218,12 +218,13 @@ static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
 static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    int rc = narmai_assert_check(assert);
+    if (rc) return rc;
     narmai_fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
     uint8_t *held = calloc((size_t)w->t.size, 1);
     struct narmai_epoch *e;
-    int rc;
     if (held == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "lock_all");
     if ((rc = narmai_epoch_open(w, NARMAI_EP_LOCK_ALL, &e))) {
         free(held);

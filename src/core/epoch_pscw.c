@@ -37,11 +37,13 @@ static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int
 static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    int rc = narmai_assert_check(assert);
+    if (rc) return rc;
     narmai_fence_yield(w);
     if (w->cur_exposure != NULL || (w->cur_access && w->cur_access->type == NARMAI_EP_FENCE))
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
     struct narmai_epoch *e;
-    int rc = open_group_epoch(w, NARMAI_EP_EXPOSURE, group, assert, &e);
+    rc = open_group_epoch(w, NARMAI_EP_EXPOSURE, group, assert, &e);
     if (rc) return rc;
     w->cur_exposure = e;
     narmai_epoch_progress(w); /* activate now if nothing is ahead: grants go out at once */
@@ -51,11 +53,13 @@ static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *r
 static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    int rc = narmai_assert_check(assert);
+    if (rc) return rc;
     narmai_fence_yield(w);
     if (w->cur_access != NULL || w->nlock_open)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
     struct narmai_epoch *e;
-    int rc = open_group_epoch(w, NARMAI_EP_ACCESS, group, assert, &e);
+    rc = open_group_epoch(w, NARMAI_EP_ACCESS, group, assert, &e);
     if (rc) return rc;
     for (int i = 0; i < e->n; i++)
         w->acc_member[e->ranks[i]] = i + 1;

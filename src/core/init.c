@@ -189,6 +189,9 @@ int NARMA_Type_free(MPI_Datatype *datatype)
     NARMAI_API_LOCK();
     if (datatype == NULL || *datatype == MPI_DATATYPE_NULL)
         return NARMAU_ERR(NARMA_ERR_TYPE, "NULL datatype");
+    /* MPI reports this to its handler of no object, fatal by default: refuse it here. */
+    if (narmau_dtype_is_named(*datatype))
+        return NARMAU_ERR(NARMA_ERR_TYPE, "a predefined datatype cannot be freed");
     narmau_dtype_forget(*datatype);
     NARMAU_MPI(MPI_Type_free(datatype));
     return NARMA_SUCCESS;

@@ -372,28 +372,56 @@ int NARMA_Notify_init(NARMA_Win win, int src_rank, int tag, int expected_count,
     return narmai_win_ret(win, api_notify_init(win, src_rank, tag, expected_count, request));
 }
 
-int NARMA_Start(NARMA_Request *request)
+/* What Start refuses: a request it cannot start. */
+static int start_check(const NARMA_Request *request)
 {
-    NARMAI_API_LOCK();
-#if NARMA_ARG_CHECKS
     if (request == NULL || !req_ok(*request))
         return NARMAU_ERR(NARMA_ERR_REQUEST, "NULL or freed request");
     if ((*request)->kind != NARMAI_REQ_NOTIFY && (*request)->kind != NARMAI_REQ_PACC)
         return NARMAU_ERR(NARMA_ERR_REQUEST, "not a persistent request");
     if ((*request)->state != NARMAI_REQ_INACTIVE)
         return NARMAU_ERR(NARMA_ERR_REQUEST, "request is already active");
-#endif
-    if ((*request)->kind == NARMAI_REQ_PACC) return narmai_pacc_start(*request);
-    return narmai_notify_start(*request);
+    return NARMA_SUCCESS;
 }
 
+static int start_one(struct narmai_request *r)
+{
+    if (r->kind == NARMAI_REQ_PACC) return narmai_pacc_start(r);
+    return narmai_notify_start(r);
+}
+
+int NARMA_Start(NARMA_Request *request)
+{
+    NARMAI_API_LOCK();
+#if NARMA_ARG_CHECKS
+    int rc = start_check(request);
+    if (rc) return rc;
+#endif
+    return start_one(*request);
+}
+
+/* Every entry is checked before any is started, so a refused array starts nothing (it used to
+ * start the entries before the bad one); a request listed twice is refused, its second start
+ * would find it active. A start that fails past the checks (a window freed under a persistent
+ * access) still leaves the entries before it started, as MPI_Startall may. */
 int NARMA_Startall(int count, NARMA_Request reqs[])
 {
     NARMAI_API_LOCK();
     if (count < 0 || (count > 0 && reqs == NULL)) return NARMAU_ERR(NARMA_ERR_ARG, "bad array");
+#if NARMA_ARG_CHECKS
+    int rc = NARMA_SUCCESS, n = 0;
+    for (; n < count && rc == NARMA_SUCCESS; n++) {
+        if ((rc = start_check(&reqs[n]))) break;
+        if (reqs[n]->listed) rc = NARMAU_ERR(NARMA_ERR_REQUEST, "request %d is listed twice", n);
+        reqs[n]->listed = 1;
+    }
+    for (int i = 0; i < n && i < count; i++)
+        if (req_ok(reqs[i])) reqs[i]->listed = 0;
+    if (rc) return rc;
+#endif
     for (int i = 0; i < count; i++) {
-        int rc = NARMA_Start(&reqs[i]);
-        if (rc) return rc;
+        int rc2 = start_one(reqs[i]);
+        if (rc2) return rc2;
     }
     return NARMA_SUCCESS;
 }

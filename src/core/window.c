@@ -385,12 +385,35 @@ int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
     return narmai_win_ret(win, api_win_get_name(win, name, resultlen));
 }
 
+/* The keyvals NARMA_Win_create_keyval made and NARMA_Win_free_keyval has not freed. Freeing is
+ * checked against them first: MPI_Win_free_keyval reports a bad keyval to MPI's handler of no
+ * window, fatal by default, so it must only ever see a valid one. */
+static struct {
+    int *v;
+    int n, cap;
+} keyvals;
+
+static int keyval_find(int k)
+{
+    for (int i = 0; i < keyvals.n; i++)
+        if (keyvals.v[i] == k) return i;
+    return -1;
+}
+
 int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                             MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra_state)
 {
     NARMAI_API_LOCK();
     if (keyval == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL keyval");
+    if (keyvals.n == keyvals.cap) {
+        int cap = keyvals.cap > 0 ? 2 * keyvals.cap : 16;
+        int *v = realloc(keyvals.v, (size_t)cap * sizeof(*v));
+        if (v == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "keyval");
+        keyvals.v = v;
+        keyvals.cap = cap;
+    }
     NARMAU_MPI(MPI_Win_create_keyval(copy_fn, delete_fn, keyval, extra_state));
+    keyvals.v[keyvals.n++] = *keyval;
     return NARMA_SUCCESS;
 }
 
@@ -398,8 +421,15 @@ int NARMA_Win_free_keyval(int *keyval)
 {
     NARMAI_API_LOCK();
     if (keyval == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL keyval");
+    const int i = keyval_find(*keyval);
+    if (i < 0)
+        return NARMAU_ERR(NARMA_ERR_KEYVAL,
+                          "keyval %d was not made by NARMA_Win_create_keyval, or is freed",
+                          *keyval);
     int rc = MPI_Win_free_keyval(keyval);
-    return rc == MPI_SUCCESS ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval");
+    if (rc != MPI_SUCCESS) return NARMAU_ERR(NARMA_ERR_KEYVAL, "keyval");
+    keyvals.v[i] = keyvals.v[--keyvals.n];
+    return NARMA_SUCCESS;
 }
 
 static int is_predefined_keyval(int k)

@@ -14,10 +14,13 @@
  *                           Fetch_and_op, user-defined ops)
  *   NARMA_ERR_RMA_SYNC      call not allowed in the epoch state
  *   NARMA_ERR_RMA_CONFLICT  lock held twice, lock inside lock_all
- *   NARMA_ERR_REQUEST       Start on an active or NULL request, free of NULL
+ *   NARMA_ERR_REQUEST       Start on an active or NULL request, free of NULL; Startall
+ *                           with such an entry or one listed twice (starts none)
  *   NARMA_ERR_WIN           NARMA_WIN_NULL
  *   NARMA_ERR_PENDING       Win_free with an epoch or active request
- *   NARMA_ERR_KEYVAL, NARMA_ERR_ATTACH, NARMA_ERR_ARG
+ *   NARMA_ERR_KEYVAL, NARMA_ERR_ATTACH, NARMA_ERR_ARG (an assert with bits that are no
+ *                           MPI_MODE_* value); Win_free_keyval of a keyval narma did not make
+ *                           and Type_free of a predefined type are refused, not passed to MPI
  * Test/Wait on NARMA_REQUEST_NULL or an inactive persistent request follow
  * MPI: success, flag = 1, empty status.
  */
@@ -85,6 +88,33 @@ static void no_epoch(void)
     CHECK_ERR(NARMA_Win_wait(win), NARMA_ERR_RMA_SYNC);
     int flag = 1;
     CHECK_ERR(NARMA_Win_test(win, &flag), NARMA_ERR_RMA_SYNC);
+
+    test_phase("asserts holding bits that are no MPI_MODE_* value: NARMA_ERR_ARG, no epoch");
+    {
+        /* With MPI_MODE_NOCHECK among them: taken as asserted, it would skip the matching. */
+        const int junk = 0x40000000 | MPI_MODE_NOCHECK;
+        MPI_Group world, peer;
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, 1, &right, &peer);
+        CHECK_ERR(NARMA_Win_fence(junk, win), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_ifence(junk, win, &r), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_post(peer, junk, win), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_ipost(peer, junk, win, &r), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_start(peer, junk, win), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_istart(peer, junk, win, &r), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_lock(MPI_LOCK_SHARED, right, junk, win), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, right, junk, win, &r), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_lock_all(junk, win), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_ilock_all(junk, win, &r), NARMA_ERR_ARG);
+        CHECK(r == NARMA_REQUEST_NULL, "a refused epoch call made a request");
+        /* Nothing was opened: closing calls still find no epoch. */
+        CHECK_ERR(NARMA_Win_complete(win), NARMA_ERR_RMA_SYNC);
+        CHECK_ERR(NARMA_Win_wait(win), NARMA_ERR_RMA_SYNC);
+        CHECK_ERR(NARMA_Win_unlock(right, win), NARMA_ERR_RMA_SYNC);
+        CHECK_ERR(NARMA_Win_unlock_all(win), NARMA_ERR_RMA_SYNC);
+        MPI_Group_free(&peer);
+        MPI_Group_free(&world);
+    }
     still_usable("epoch-state errors");
 }
 
@@ -224,6 +254,41 @@ static void request_errors(void)
     CHECK(st.MPI_SOURCE == rank && st.MPI_TAG == 9, "status (%d,%d)", st.MPI_SOURCE, st.MPI_TAG);
     CHECK(base[2] == 77, "notified put to self wrote %d", base[2]);
 
+    test_phase("Startall refused as a whole: a bad entry or one listed twice starts nothing");
+    {
+        NARMA_Request put, active, seen, arr[2];
+        int w42 = 42;
+        base[3] = 0;
+        CHECK_RC(NARMA_Put_notify_init(&w42, 1, MPI_INT, rank, 3, 1, MPI_INT, win, 55, &put));
+        CHECK_RC(NARMA_Notify_init(win, rank, 56, 1, &active));
+        CHECK_RC(NARMA_Start(&active));
+        arr[0] = put;
+        arr[1] = active;
+        CHECK_ERR(NARMA_Startall(2, arr), NARMA_ERR_REQUEST);
+        arr[1] = put;
+        CHECK_ERR(NARMA_Startall(2, arr), NARMA_ERR_REQUEST);
+        arr[1] = NARMA_REQUEST_NULL;
+        CHECK_ERR(NARMA_Startall(2, arr), NARMA_ERR_REQUEST);
+        CHECK_RC(NARMA_Notify_init(win, rank, 55, 1, &seen));
+        CHECK_RC(NARMA_Start(&seen));
+        for (int i = 0; i < 100; i++)
+            CHECK_RC(NARMA_Progress());
+        flag = 1;
+        CHECK_RC(NARMA_Test(&seen, &flag, &st));
+        CHECK(!flag && base[3] == 0, "a refused Startall issued its put (flag %d, value %d)", flag,
+              base[3]);
+        CHECK_RC(NARMA_Startall(1, &put)); /* not left marked by the refusals */
+        CHECK_RC(NARMA_Wait(&put, MPI_STATUS_IGNORE));
+        CHECK_RC(NARMA_Wait(&seen, &st));
+        CHECK(base[3] == 42 && st.MPI_TAG == 55, "the put after the refusals: %d, tag %d", base[3],
+              st.MPI_TAG);
+        CHECK_RC(NARMA_Put_notify(&w42, 1, MPI_INT, rank, 3, 1, MPI_INT, win, 56));
+        CHECK_RC(NARMA_Wait(&active, MPI_STATUS_IGNORE));
+        CHECK_RC(NARMA_Request_free(&put));
+        CHECK_RC(NARMA_Request_free(&active));
+        CHECK_RC(NARMA_Request_free(&seen));
+    }
+
     test_phase("freed request: handle is NULL; Start fails, Test/Wait follow MPI");
     CHECK_RC(NARMA_Request_free(&r));
     CHECK(r == NARMA_REQUEST_NULL, "Request_free did not reset the handle");
@@ -273,6 +338,22 @@ static void handle_errors(void)
     test_phase("invalid keyval: NARMA_ERR_KEYVAL");
     CHECK_ERR(NARMA_Win_get_attr(win, MPI_KEYVAL_INVALID, &val, &flag), NARMA_ERR_KEYVAL);
     CHECK_ERR(NARMA_Win_set_attr(win, MPI_KEYVAL_INVALID, NULL), NARMA_ERR_KEYVAL);
+    {
+        /* Refused before MPI sees them (MPI reports a bad keyval or a predefined type to its
+         * handler of no object: fatal by default, the job aborted). */
+        int kv = 12345, made;
+        CHECK_ERR(NARMA_Win_free_keyval(&kv), NARMA_ERR_KEYVAL);
+        kv = NARMA_WIN_BASE;
+        CHECK_ERR(NARMA_Win_free_keyval(&kv), NARMA_ERR_KEYVAL);
+        CHECK_RC(
+            NARMA_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &made, NULL));
+        kv = made;
+        CHECK_RC(NARMA_Win_free_keyval(&made));
+        CHECK_ERR(NARMA_Win_free_keyval(&kv), NARMA_ERR_KEYVAL); /* freed already */
+        MPI_Datatype t = MPI_INT;
+        CHECK_ERR(NARMA_Type_free(&t), NARMA_ERR_TYPE);
+        CHECK(t == MPI_INT, "a refused Type_free changed the handle");
+    }
 
     test_phase("detach of memory never attached: NARMA_ERR_ATTACH");
     {
