@@ -195,6 +195,11 @@ int narmai_result_check(int rcount, MPI_Datatype rtype, int tcount, MPI_Datatype
     narmau_dtype_get(ttype, &td);
     if ((MPI_Aint)rcount * rd->size != (MPI_Aint)tcount * td->size)
         return NARMAU_ERR(NARMA_ERR_TYPE, "result buffer size differs from target's");
+    /* Signatures as for origin and target (narmai_rma_check): both of one basic type, the same
+     * one. Zero bytes match anything. */
+    if (rd->basic != MPI_DATATYPE_NULL && td->basic != MPI_DATATYPE_NULL &&
+        rd->basic != td->basic && (MPI_Aint)rcount * rd->size > 0)
+        return NARMAU_ERR(NARMA_ERR_TYPE, "result and target basic datatypes differ");
     return NARMA_SUCCESS;
 }
 

@@ -391,6 +391,11 @@ static void signature_mismatch(void)
     /* 2 x MPI_INT and 1 x MPI_DOUBLE have the same size but different signatures */
     CHECK_ERR(NARMA_Put(v, 2, MPI_INT, right, 0, 1, MPI_DOUBLE, win), NARMA_ERR_TYPE);
     CHECK_ERR(NARMA_Put_notify(v, 1, MPI_FLOAT, right, 0, 1, MPI_INT, win, 1), NARMA_ERR_TYPE);
+    /* The result buffer's signature too (its size alone was compared). */
+    float fres[2];
+    CHECK_ERR(NARMA_Get_accumulate(v, 1, MPI_INT, fres, 1, MPI_FLOAT, right, 0, 1, MPI_INT,
+                                   NARMA_SUM, win),
+              NARMA_ERR_TYPE);
     CHECK_RC(NARMA_Win_unlock_all(win));
     still_usable("signature mismatch");
 }
