@@ -258,6 +258,15 @@ NARMA_PMPI_API int MPI_Startall(int count, MPI_Request requests[])
     for (int i = 0; i < count && preq_any() && !mine; i++)
         mine = pq_find(requests[i]) != NULL;
     if (!mine) return PMPI_Startall(count, requests);
+    /* narma's entries are checked before any entry starts (NARMA_Startall's rule): inactive
+     * persistent requests, none listed twice; MPI's own are left to MPI_Start. */
+    for (int i = 0; i < count; i++) {
+        struct preq *q = pq_find(requests[i]);
+        if (q == NULL) continue;
+        if (!q->persistent || q->active) return pw_error(q->win, NARMA_ERR_REQUEST);
+        for (int j = 0; j < i; j++)
+            if (requests[j] == requests[i]) return pw_error(q->win, NARMA_ERR_REQUEST);
+    }
     for (int i = 0; i < count; i++) {
         int rc = MPI_Start(&requests[i]);
         if (rc != MPI_SUCCESS) return rc;

@@ -180,12 +180,14 @@ static int check_rank(struct narmai_win *w, int rank)
 
 static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
-    if (rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
-    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    /* The lock type and assert are checked for MPI_PROC_NULL too, as every epoch call's. */
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         return NARMAU_ERR(NARMA_ERR_ARG, "lock type %d", lock_type);
-    int rc = check_rank(w, rank);
-    if (rc || (rc = narmai_assert_check(assert))) return rc;
+    int rc = narmai_assert_check(assert);
+    if (rc) return rc;
+    if (rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
+    if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
+    if ((rc = check_rank(w, rank))) return rc;
     narmai_fence_yield(w);
     if (w->cur_access != NULL)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");

@@ -28,7 +28,7 @@ static void eh_retire_if_unused(struct narmai_errhandler *eh)
 {
     if (eh->handles > 0 || eh->uses > 0) return;
     eh->magic = 0;
-    narmau_pool_give(&eh_pool, eh);
+    narmau_pool_give(&eh_pool, eh, sizeof(*eh));
 }
 
 /* A window or a call stops using eh. */
@@ -96,7 +96,7 @@ int NARMA_Win_create_errhandler(NARMA_Win_errhandler_function *fn, NARMA_Errhand
     NARMAI_API_LOCK();
     if (fn == NULL || errhandler == NULL)
         return NARMAU_ERR(NARMA_ERR_ARG, "NULL function or handle pointer");
-    struct narmai_errhandler *eh = narmau_pool_take(&eh_pool);
+    struct narmai_errhandler *eh = narmau_pool_take(&eh_pool, sizeof(*eh));
     if (eh == NULL && (eh = malloc(sizeof(*eh))) == NULL)
         return NARMAU_ERR(NARMA_ERR_NO_MEM, "error handler");
     eh->magic = NARMAI_EH_MAGIC;

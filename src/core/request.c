@@ -14,7 +14,7 @@ static const struct narmai_request narmai_req_zero;
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
 {
-    struct narmai_request *r = narmau_pool_take(&narmai_req_pool);
+    struct narmai_request *r = narmau_pool_take(&narmai_req_pool, sizeof(*r));
     if (r != NULL) {
         *r = narmai_req_zero;
     } else if ((r = calloc(1, sizeof(*r))) == NULL) {
@@ -43,12 +43,13 @@ int narmai_request_born_complete(struct narmai_win *w, int rc, NARMA_Request *re
 
 void narmai_request_release(struct narmai_request *r)
 {
+    if (r->magic != NARMAI_REQ_MAGIC) return; /* retired already: never into the pool twice */
     if ((r->kind == NARMAI_REQ_NOTIFY || r->kind == NARMAI_REQ_PACC) && r->win != NULL)
         r->win->nreqs--;
     if (r->kind == NARMAI_REQ_PACC) narmai_pacc_release(r);
     r->magic = 0;
     r->state = NARMAI_REQ_DEAD;
-    narmau_pool_give(&narmai_req_pool, r);
+    narmau_pool_give(&narmai_req_pool, r, sizeof(*r));
 }
 
 static inline int req_ok(const struct narmai_request *r)
@@ -213,14 +214,28 @@ static struct narmai_win *common_win(int count, NARMA_Request reqs[])
     return w;
 }
 
+/* The arrays of the Test/Wait families: live or null entries, none listed twice (finishing
+ * it twice would retire one object twice). */
 static int check_array(int count, NARMA_Request reqs[])
 {
     if (count < 0) return NARMAU_ERR(NARMA_ERR_COUNT, "count %d", count);
     if (count > 0 && reqs == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request array");
-    for (int i = 0; i < count; i++)
-        if (reqs[i] != NULL && !req_ok(reqs[i]))
-            return NARMAU_ERR(NARMA_ERR_REQUEST, "request %d is not live", i);
-    return NARMA_SUCCESS;
+    int rc = NARMA_SUCCESS, n = 0;
+    for (; n < count; n++) {
+        if (reqs[n] == NULL) continue;
+        if (!req_ok(reqs[n])) {
+            rc = NARMAU_ERR(NARMA_ERR_REQUEST, "request %d is not live", n);
+            break;
+        }
+        if (reqs[n]->listed) {
+            rc = NARMAU_ERR(NARMA_ERR_REQUEST, "request %d is listed twice", n);
+            break;
+        }
+        reqs[n]->listed = 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (reqs[i] != NULL) reqs[i]->listed = 0;
+    return rc;
 }
 
 int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_Status *status)

@@ -26,7 +26,7 @@ static void win_release(struct narmai_win *w)
     narmai_win_errhandler_release(w);
     if (w->t.comm != MPI_COMM_NULL) MPI_Comm_free(&w->t.comm);
     w->magic = 0;
-    narmau_pool_give(&win_pool, w); /* a stale handle reads "freed", never freed memory */
+    narmau_pool_give(&win_pool, w, sizeof(*w)); /* a stale handle reads "freed" */
 }
 
 /* Window creation is collective: a rank that fails (bad argument, no memory, bad info value)
@@ -83,7 +83,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     struct narmai_win *w = NULL;
     rc = win_check_args(size, disp_unit, base, flavor, baseptr, out);
     if (rc == NARMA_SUCCESS) {
-        if ((w = narmau_pool_take(&win_pool)) != NULL)
+        if ((w = narmau_pool_take(&win_pool, sizeof(*w))) != NULL)
             memset(w, 0, sizeof(*w));
         else if ((w = calloc(1, sizeof(*w))) == NULL)
             rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window");
@@ -387,7 +387,9 @@ int NARMA_Win_get_name(NARMA_Win win, char *name, int *resultlen)
 
 /* The keyvals NARMA_Win_create_keyval made and NARMA_Win_free_keyval has not freed. Freeing is
  * checked against them first: MPI_Win_free_keyval reports a bad keyval to MPI's handler of no
- * window, fatal by default, so it must only ever see a valid one. */
+ * window, fatal by default, so it must only ever see a valid one. A keyval is freed the way it
+ * was made: one from MPI_Win_create_keyval (usable with NARMA_Win_set_attr) with
+ * MPI_Win_free_keyval. */
 static struct {
     int *v;
     int n, cap;
@@ -413,7 +415,8 @@ int NARMA_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
         keyvals.cap = cap;
     }
     NARMAU_MPI(MPI_Win_create_keyval(copy_fn, delete_fn, keyval, extra_state));
-    keyvals.v[keyvals.n++] = *keyval;
+    /* Already listed: the program freed it with MPI_Win_free_keyval and MPI reused the number. */
+    if (keyval_find(*keyval) < 0) keyvals.v[keyvals.n++] = *keyval;
     return NARMA_SUCCESS;
 }
 

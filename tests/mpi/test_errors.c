@@ -104,6 +104,8 @@ static void no_epoch(void)
         CHECK_ERR(NARMA_Win_istart(peer, junk, win, &r), NARMA_ERR_ARG);
         CHECK_ERR(NARMA_Win_lock(MPI_LOCK_SHARED, right, junk, win), NARMA_ERR_ARG);
         CHECK_ERR(NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, right, junk, win, &r), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_lock(MPI_LOCK_SHARED, MPI_PROC_NULL, junk, win), NARMA_ERR_ARG);
+        CHECK_ERR(NARMA_Win_lock(12345, MPI_PROC_NULL, 0, win), NARMA_ERR_ARG);
         CHECK_ERR(NARMA_Win_lock_all(junk, win), NARMA_ERR_ARG);
         CHECK_ERR(NARMA_Win_ilock_all(junk, win, &r), NARMA_ERR_ARG);
         CHECK(r == NARMA_REQUEST_NULL, "a refused epoch call made a request");
@@ -350,6 +352,16 @@ static void handle_errors(void)
         kv = made;
         CHECK_RC(NARMA_Win_free_keyval(&made));
         CHECK_ERR(NARMA_Win_free_keyval(&kv), NARMA_ERR_KEYVAL); /* freed already */
+        /* Made by narma, freed by MPI, its number reused by narma: listed once. */
+        CHECK_RC(
+            NARMA_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &made, NULL));
+        kv = made;
+        CHECK_MPI(MPI_Win_free_keyval(&made));
+        CHECK_RC(
+            NARMA_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &made, NULL));
+        kv = made; /* MPICH hands out the freed number again */
+        CHECK_RC(NARMA_Win_free_keyval(&made));
+        CHECK_ERR(NARMA_Win_free_keyval(&kv), NARMA_ERR_KEYVAL);
         MPI_Datatype t = MPI_INT;
         CHECK_ERR(NARMA_Type_free(&t), NARMA_ERR_TYPE);
         CHECK(t == MPI_INT, "a refused Type_free changed the handle");

@@ -7,9 +7,14 @@
  * test with a heap-use-after-free report.
  *   - a window: every kind of call through a copy of its handle after Win_free (data, notified,
  *     epoch, flush, attribute, name, free again) returns NARMA_ERR_WIN; a new window works;
+ *   - a window freed, then a new one made: the old handle is still refused (the last objects
+ *     retired are not reused at once) while the new one works;
  *   - requests: more than the 64 request objects narma used to keep for reuse (N_REQ) are made
  *     and freed; Start, Test, Wait, Request_get_status and Request_free through copies of their
- *     handles return NARMA_ERR_REQUEST; after new requests reuse the objects, those work.
+ *     handles return NARMA_ERR_REQUEST; after new requests reuse the objects, those work;
+ *   - a request listed twice in Waitall/Testall/Testany/Testsome/Waitsome is refused (finishing
+ *     it twice retired one object twice: the next two requests shared it), and the request
+ *     still completes normally afterwards.
  * Error handlers: tests/mpi/test_errhandler.c.
  */
 #include "common.h"
@@ -44,6 +49,14 @@ int main(int argc, char **argv)
 
     test_phase("a new window after it");
     CHECK_RC(NARMA_Win_allocate(64, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    {
+        NARMA_Win old = win, again;
+        CHECK_RC(NARMA_Win_free(&old));
+        CHECK_RC(NARMA_Win_allocate(64, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &again));
+        CHECK(again != win, "the window freed last was reused at once");
+        CHECK_ERR(NARMA_Win_lock_all(0, win), NARMA_ERR_WIN);
+        win = again;
+    }
     base[0] = -1;
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_RC(NARMA_Win_lock_all(0, win));
@@ -70,6 +83,34 @@ int main(int argc, char **argv)
         CHECK_ERR(NARMA_Wait(&c, &st), NARMA_ERR_REQUEST);
         CHECK_ERR(NARMA_Request_get_status(c, &flag, &st), NARMA_ERR_REQUEST);
         CHECK_ERR(NARMA_Request_free(&c), NARMA_ERR_REQUEST);
+    }
+
+    test_phase("a request listed twice in a Test/Wait array");
+    {
+        NARMA_Request q, arr[3];
+        int idx = -1, outc = -1, idxs[3];
+        MPI_Status sts[3];
+        CHECK_RC(NARMA_Win_lock_all(0, win));
+        CHECK_RC(NARMA_Rput(&v, 1, MPI_INT, right, 2, 1, MPI_INT, win, &q));
+        arr[0] = q;
+        arr[1] = NARMA_REQUEST_NULL;
+        arr[2] = q;
+        CHECK_ERR(NARMA_Waitall(3, arr, sts), NARMA_ERR_REQUEST);
+        CHECK_ERR(NARMA_Testall(3, arr, &flag, sts), NARMA_ERR_REQUEST);
+        CHECK_ERR(NARMA_Testany(3, arr, &idx, &flag, &st), NARMA_ERR_REQUEST);
+        CHECK_ERR(NARMA_Waitany(3, arr, &idx, &st), NARMA_ERR_REQUEST);
+        CHECK_ERR(NARMA_Testsome(3, arr, &outc, idxs, sts), NARMA_ERR_REQUEST);
+        CHECK_ERR(NARMA_Waitsome(3, arr, &outc, idxs, sts), NARMA_ERR_REQUEST);
+        CHECK(arr[0] == q && arr[2] == q, "a refused array changed its entries");
+        CHECK_RC(NARMA_Waitall(2, arr, sts)); /* once: fine, and not left marked */
+        CHECK(arr[0] == NARMA_REQUEST_NULL, "Waitall left the completed request");
+        NARMA_Request a, b;
+        CHECK_RC(NARMA_Rput(&v, 1, MPI_INT, right, 2, 1, MPI_INT, win, &a));
+        CHECK_RC(NARMA_Rput(&v, 1, MPI_INT, right, 3, 1, MPI_INT, win, &b));
+        CHECK(a != b, "two live requests share one object");
+        CHECK_RC(NARMA_Wait(&a, MPI_STATUS_IGNORE));
+        CHECK_RC(NARMA_Wait(&b, MPI_STATUS_IGNORE));
+        CHECK_RC(NARMA_Win_unlock_all(win));
     }
 
     test_phase("new requests reuse the objects");
