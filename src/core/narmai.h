@@ -85,7 +85,7 @@ struct narmai_win;
 struct narmai_request {
     uint64_t magic;
     uint8_t kind, state;
-    uint8_t listed;   /* NARMA_Startall's check: seen earlier in the array */
+    uint8_t listed;   /* check_array: seen earlier in the array */
     int32_t src, tag; /* match specification (notification requests) */
     int32_t expected, matched;
     int32_t st_src, st_tag; /* status of the last match */

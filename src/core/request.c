@@ -214,16 +214,22 @@ static struct narmai_win *common_win(int count, NARMA_Request reqs[])
     return w;
 }
 
-/* The arrays of the Test/Wait families: live or null entries, none listed twice (finishing
- * it twice would retire one object twice). */
-static int check_array(int count, NARMA_Request reqs[])
+static int start_check(const NARMA_Request *request);
+
+/* A request array: every entry checked (to_start: one Start accepts; else live or null), none
+ * listed twice (finishing it twice would retire one object twice; starting it twice finds it
+ * active), all before the caller does anything with any of them. */
+static int check_array(int count, NARMA_Request reqs[], int to_start)
 {
     if (count < 0) return NARMAU_ERR(NARMA_ERR_COUNT, "count %d", count);
     if (count > 0 && reqs == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request array");
     int rc = NARMA_SUCCESS, n = 0;
     for (; n < count; n++) {
-        if (reqs[n] == NULL) continue;
-        if (!req_ok(reqs[n])) {
+        if (to_start) {
+            if ((rc = start_check(&reqs[n]))) break;
+        } else if (reqs[n] == NULL) {
+            continue;
+        } else if (!req_ok(reqs[n])) {
             rc = NARMAU_ERR(NARMA_ERR_REQUEST, "request %d is not live", n);
             break;
         }
@@ -233,7 +239,7 @@ static int check_array(int count, NARMA_Request reqs[])
         }
         reqs[n]->listed = 1;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) /* the entries before n passed their check */
         if (reqs[i] != NULL) reqs[i]->listed = 0;
     return rc;
 }
@@ -241,7 +247,7 @@ static int check_array(int count, NARMA_Request reqs[])
 int NARMA_Testany(int count, NARMA_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     NARMAI_API_LOCK();
-    int rc = check_array(count, reqs);
+    int rc = check_array(count, reqs, 0);
     if (rc) return rc;
     if (index == NULL || flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
     for (int pass = 0; pass < 2; pass++) {
@@ -281,7 +287,7 @@ int NARMA_Waitany(int count, NARMA_Request reqs[], int *index, MPI_Status *statu
 int NARMA_Testall(int count, NARMA_Request reqs[], int *flag, MPI_Status *statuses)
 {
     NARMAI_API_LOCK();
-    int rc = check_array(count, reqs);
+    int rc = check_array(count, reqs, 0);
     if (rc) return rc;
     if (flag == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL flag");
     int all = 1;
@@ -321,7 +327,7 @@ int NARMA_Testsome(int incount, NARMA_Request reqs[], int *outcount, int indices
                    MPI_Status *statuses)
 {
     NARMAI_API_LOCK();
-    int rc = check_array(incount, reqs);
+    int rc = check_array(incount, reqs, 0);
     if (rc) return rc;
     if (outcount == NULL || (incount > 0 && indices == NULL))
         return NARMAU_ERR(NARMA_ERR_ARG, "NULL argument");
@@ -416,22 +422,14 @@ int NARMA_Start(NARMA_Request *request)
 }
 
 /* Every entry is checked before any is started, so a refused array starts nothing (it used to
- * start the entries before the bad one); a request listed twice is refused, its second start
- * would find it active. A start that fails past the checks (a window freed under a persistent
- * access) still leaves the entries before it started, as MPI_Startall may. */
+ * start the entries before the bad one). A start that fails past the checks (a window freed
+ * under a persistent access) still leaves the entries before it started, as MPI_Startall may. */
 int NARMA_Startall(int count, NARMA_Request reqs[])
 {
     NARMAI_API_LOCK();
     if (count < 0 || (count > 0 && reqs == NULL)) return NARMAU_ERR(NARMA_ERR_ARG, "bad array");
 #if NARMA_ARG_CHECKS
-    int rc = NARMA_SUCCESS, n = 0;
-    for (; n < count && rc == NARMA_SUCCESS; n++) {
-        if ((rc = start_check(&reqs[n]))) break;
-        if (reqs[n]->listed) rc = NARMAU_ERR(NARMA_ERR_REQUEST, "request %d is listed twice", n);
-        reqs[n]->listed = 1;
-    }
-    for (int i = 0; i < n && i < count; i++)
-        if (req_ok(reqs[i])) reqs[i]->listed = 0;
+    int rc = check_array(count, reqs, 1);
     if (rc) return rc;
 #endif
     for (int i = 0; i < count; i++) {

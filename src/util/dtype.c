@@ -287,28 +287,24 @@ void narmau_dtype_cache_clear(void)
 }
 
 /* MPI destroyed a type we described: its handle may be reused, so evict. attr is the node
- * watch_type attached (NULL if it could not allocate one: then nothing was cached). Evicted at
- * once when this thread holds narma's lock (narma freed the type); otherwise left on freed_top
- * for the next lookup. */
+ * watch_type attached; it goes on freed_top, drained at once when this thread holds narma's lock
+ * (narma freed the type), else by the next lookup. */
 static int evict_on_free(MPI_Datatype type, int keyval, void *attr, void *extra)
 {
     (void)type;
     (void)keyval;
     (void)extra;
     struct freed *f = attr;
-    if (f == NULL) return MPI_SUCCESS;
-    /* Only a holder of the lock may edit the cache. With the lock off narma's calls are
-     * serialised, but MPI may still be at MPI_THREAD_MULTIPLE (NARMA_THREADS=off) and the
-     * program free a type on another thread meanwhile: pushed too, drained by the next lookup. */
-    if (narmau_lock_held()) {
-        freed_drain();
-        forget_key(f->key);
-        free(f);
-        return MPI_SUCCESS;
-    }
     f->next = __atomic_load_n(&freed_top, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(&freed_top, &f->next, f, 1, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED)) {
+    }
+    /* Only a holder of the lock may edit the cache. With the lock off narma's calls are
+     * serialised, but MPI may still be at MPI_THREAD_MULTIPLE (NARMA_THREADS=off) and the
+     * program free a type on another thread meanwhile. */
+    if (narmau_lock_held()) {
+        freed_drain();
+        return MPI_SUCCESS;
     }
     /* Invalidate the front caches and the remembered checks. A thread may see the new
      * generation before the push and drain nothing; that is harmless: a lookup of a handle MPI

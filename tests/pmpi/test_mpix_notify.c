@@ -18,7 +18,8 @@
  *    give flag 1 and an empty status, MPI_Request_get_status sees a match without completing
  *    the request, an active notification request freed with MPI_Request_free matches nothing
  *    and does not keep MPI_Win_free from freeing the window; MPI_Startall and MPI_Waitsome over
- *    notification and persistent point-to-point requests together;
+ *    notification and persistent point-to-point requests together; MPI_Startall refuses a
+ *    narma request listed twice or already active without starting any entry;
  *  - the persistent requests freed with MPI_Request_free before MPI_Win_free.
  */
 #include "common.h"
@@ -174,6 +175,19 @@ static void wildcards(void)
           "tagged puts left %d and %d", mem[SLOT0], mem[SLOT0 + 1]);
     CHECK_MPI(MPI_Request_free(&two[0]));
     CHECK_MPI(MPI_Request_free(&two[1]));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+
+    test_phase("MPI_Startall refuses narma entries listed twice or active, and starts none");
+    MPI_Request p, dup[2];
+    CHECK_MPI(MPIX_Notify_tagged_init(win, right, 3, 1, &p));
+    dup[0] = dup[1] = p;
+    CHECK(MPI_Startall(2, dup) != MPI_SUCCESS, "MPI_Startall accepted a request listed twice");
+    CHECK_MPI(MPI_Start(&p)); /* refused above without starting it: inactive still */
+    CHECK(MPI_Startall(1, &p) != MPI_SUCCESS, "MPI_Startall accepted an active request");
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPIX_Put_notify_tagged(&a, 1, MPI_INT, left, SLOT0, 1, MPI_INT, win, 3));
+    CHECK_MPI(MPI_Wait(&p, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Request_free(&p));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
