@@ -40,6 +40,11 @@ static int test_failures;
  * phase (NULL: the program's), printed by failures. */
 static _Thread_local int test_thread = -1;
 static _Thread_local const char *test_thread_phase;
+/* Every thread's phase and round, for the watchdog (threads.h: thr_phase, thr_round). */
+#define TEST_MAX_THREADS 16
+static const char *volatile test_thread_phases[TEST_MAX_THREADS];
+static volatile long test_thread_rounds[TEST_MAX_THREADS];
+static int test_nthreads; /* threads started by thr_run (atomic) */
 
 #if defined(__GNUC__)
 #define TEST_UNUSED       __attribute__((unused))
@@ -162,6 +167,13 @@ static void test_watchdog(int sig)
         snprintf(buf, sizeof buf, "FAIL %s rank %d: watchdog expired (hang) in phase: %s%s%s\n",
                  test_name, test_rank, test_current_phase, test_detail[0] ? "; " : "", test_detail);
     if (n > 0) (void)!write(2, buf, (size_t)n);
+    const int nt = __atomic_load_n(&test_nthreads, __ATOMIC_RELAXED);
+    for (int t = 0; t < nt && t < TEST_MAX_THREADS; t++) {
+        const char *ph = test_thread_phases[t];
+        n = snprintf(buf, sizeof buf, "  rank %d thread %d: phase: %s, round %ld\n", test_rank, t,
+                     ph ? ph : "(none)", test_thread_rounds[t]);
+        if (n > 0) (void)!write(2, buf, (size_t)n);
+    }
     _exit(1);
 }
 

@@ -2,8 +2,10 @@
  * Helpers for the multi-threaded MPI tests (tests/mpi/test_threads_*.c), on top of common.h.
  *
  * thr_init() starts MPI with MPI_Init_thread(MPI_THREAD_MULTIPLE) and skips the test (exit 77,
- * with a message) when the library provides less. No watchdog: alarm() would interrupt one
- * thread of many, and ctest's TIMEOUT already turns a hang into a failure.
+ * with a message) when the library provides less. Its watchdog (alarm) fires 10 s before
+ * ctest's TIMEOUT (NARMA_TEST_TIMEOUT, set by tests/CMakeLists.txt; NARMA_TEST_WATCHDOG
+ * overrides) and prints every thread's phase and round (thr_phase, thr_round): a hang then says
+ * where each thread was, where ctest would kill the job without a word.
  *
  * A failed CHECK, CHECK_RC or CHECK_MPI (common.h) also names the thread and its own phase
  * (thr_phase(), per thread), then aborts the job (thr_init leaves NARMA_TEST_KEEP_GOING off:
@@ -21,7 +23,17 @@
 
 #include <pthread.h>
 
-static TEST_UNUSED void thr_phase(const char *phase) { test_thread_phase = phase; }
+static TEST_UNUSED void thr_phase(const char *phase)
+{
+    test_thread_phase = phase;
+    if (test_thread >= 0 && test_thread < TEST_MAX_THREADS) test_thread_phases[test_thread] = phase;
+}
+
+/** The round this thread is in (printed by the watchdog). */
+static TEST_UNUSED void thr_round(long round)
+{
+    if (test_thread >= 0 && test_thread < TEST_MAX_THREADS) test_thread_rounds[test_thread] = round;
+}
 
 /** MPI_Init_thread(MPI_THREAD_MULTIPLE); skip (exit 77) when the library provides less. */
 static TEST_UNUSED void thr_init(int *argc, char ***argv, const char *name)
@@ -37,6 +49,12 @@ static TEST_UNUSED void thr_init(int *argc, char ***argv, const char *name)
                  provided, MPI_THREAD_MULTIPLE);
         test_skip(why);
     }
+    long timeout = env_long("NARMA_TEST_TIMEOUT", 0);
+    long wd = env_long("NARMA_TEST_WATCHDOG", timeout > 20 ? timeout - 10 : timeout);
+    if (wd > 0) {
+        signal(SIGALRM, test_watchdog);
+        alarm((unsigned)wd);
+    }
 }
 
 struct thr_slot {
@@ -49,6 +67,7 @@ static void *thr_main(void *p)
 {
     struct thr_slot *s = p;
     test_thread = s->t;
+    if (s->t < TEST_MAX_THREADS) test_thread_phases[s->t] = "started";
     s->fn(s->arg, s->t);
     return NULL;
 }
@@ -60,6 +79,11 @@ static TEST_UNUSED void thr_run(int n, void (*fn)(void *arg, int t), void *arg)
     pthread_t *th = malloc((size_t)n * sizeof *th);
     struct thr_slot *s = malloc((size_t)n * sizeof *s);
     CHECK(th && s, "out of memory for %d threads", n);
+    for (int t = 0; t < n && t < TEST_MAX_THREADS; t++) {
+        test_thread_phases[t] = "not started";
+        test_thread_rounds[t] = 0;
+    }
+    __atomic_store_n(&test_nthreads, n, __ATOMIC_RELAXED);
     for (int t = 0; t < n; t++) {
         s[t] = (struct thr_slot){fn, arg, t};
         int rc = pthread_create(&th[t], NULL, thr_main, &s[t]);

@@ -60,7 +60,7 @@ static void thread_round(int t, int round, MPI_Comm comm, long *out)
         CHECK_MPI(MPI_Win_attach(win, mem, SLOTS * sizeof(int)));
         CHECK_MPI(MPI_Get_address(mem, &base_addr));
     }
-    test_turn_next(&turns);
+    test_turn_next(&turns, 0);
     test_errors_return(win);
     for (int i = 0; i < SLOTS; i++)
         mem[i] = -1;
@@ -119,7 +119,7 @@ static void thread_round(int t, int round, MPI_Comm comm, long *out)
     if (flavor == 2) CHECK_MPI(MPI_Win_detach(win, mem));
     test_turn_wait(&turns, round, 1, t);
     CHECK_MPI(MPI_Win_free(&win));
-    test_turn_next(&turns);
+    test_turn_next(&turns, 1);
     free(own);
 #undef AT
 }
