@@ -115,20 +115,23 @@ static int api_win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
     /* A rank that cannot go on (its flush failed, a threshold request is pending) says so in
      * the allgather too, so that every rank returns instead of waiting in the barrier below. */
     if (mine >= 0 && (rc || w->nthresh > 0)) mine = rc ? -4 : -3;
-    /* Polled until every rank is there: a peer may still wait for room in our ring. */
+    /* First the worst code of all (a rank without memory for the table can take part in that
+     * but not in the allgather), then every rank's count; both polled until every rank is
+     * there: a peer may still wait for room in our ring. */
     MPI_Request all;
-    int all_rc =
-        MPI_Iallgather(&mine, 1, MPI_INT, num ? num : &mine, num ? 1 : 0, MPI_INT, w->t.comm, &all);
+    int worst = mine;
+    int all_rc = MPI_Iallreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, w->t.comm, &all);
     if (all_rc == MPI_SUCCESS && narmai_coll_wait(w, &all) != NARMA_SUCCESS) all_rc = MPI_ERR_OTHER;
-    if (num == NULL || all_rc != MPI_SUCCESS) {
+    if (all_rc == MPI_SUCCESS && worst >= 0) {
+        all_rc = MPI_Iallgather(&mine, 1, MPI_INT, num, 1, MPI_INT, w->t.comm, &all);
+        if (all_rc == MPI_SUCCESS && narmai_coll_wait(w, &all) != NARMA_SUCCESS)
+            all_rc = MPI_ERR_OTHER;
+    }
+    if (all_rc != MPI_SUCCESS) {
         free(num);
         free(ctr);
-        return num == NULL ? NARMAU_ERR(NARMA_ERR_NO_MEM, "counter table")
-                           : NARMAU_ERR(NARMA_ERR_MPI, "allgather of counter counts");
+        return NARMAU_ERR(NARMA_ERR_MPI, "agreement on the counter counts");
     }
-    int worst = 0;
-    for (int i = 0; i < w->t.size; i++)
-        if (num[i] < worst) worst = num[i];
     if (worst < 0 || rc) {
         free(num);
         free(ctr);
@@ -139,8 +142,9 @@ static int api_win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
         if (worst <= -3)
             return NARMAU_ERR(NARMA_ERR_PENDING, "another rank has threshold requests pending "
                                                  "or could not flush its notified accesses");
+        if (mine == -2) return NARMAU_ERR(NARMA_ERR_NO_MEM, "counter table");
         return worst == -1 ? NARMAU_ERR(NARMA_ERR_ARG, "another rank asked for a bad count")
-                           : NARMAU_ERR(NARMA_ERR_NO_MEM, "counters (on some rank)");
+                           : NARMAU_ERR(NARMA_ERR_NO_MEM, "counters (on another rank)");
     }
     /* Every rank is here, so every access it completed before is in our ring: count it into
      * the old counters, then start from zero. */
@@ -431,7 +435,9 @@ int NARMA_Get_accumulate_notify_idx(const void *oaddr, int ocount, MPI_Datatype 
 #define CTR_REQ(call)                                                                  \
     do {                                                                               \
         if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer"); \
-        return narmai_request_born_complete(w, (call), request);                       \
+        struct narmai_request *r_ = narmai_request_new(NARMAI_REQ_RMA, w);             \
+        if (r_ == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");                \
+        return narmai_request_born_complete(r_, (call), request);                      \
     } while (0)
 
 static int api_rput_notify_idx(const void *oaddr, int ocount, MPI_Datatype otype, int target,

@@ -56,6 +56,20 @@ int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
     return NARMA_SUCCESS;
 }
 
+int narmai_epoch_reserve(struct narmai_win *w, int n)
+{
+    int have = 0;
+    for (struct narmai_epoch *e = w->free_epochs; e != NULL && have < n; e = e->next_free)
+        have++;
+    for (; have < n; have++) {
+        struct narmai_epoch *e = calloc(1, sizeof(*e));
+        if (e == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "epoch");
+        e->next_free = w->free_epochs;
+        w->free_epochs = e;
+    }
+    return NARMA_SUCCESS;
+}
+
 /* Room for a PSCW group of n members (kept when the object is recycled). */
 int narmai_epoch_members(struct narmai_epoch *e, int n)
 {
@@ -509,6 +523,9 @@ void narmai_epoch_progress(struct narmai_win *w)
  * no request object at all. */
 int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Request *request)
 {
+    struct narmai_request *r = NULL;
+    if (request != NULL && (r = narmai_request_new(NARMAI_REQ_EPOCH, w)) == NULL)
+        return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     e->closed = 1;
     e->t_close = ++w->clock;
     if (request == NULL) {
@@ -523,8 +540,6 @@ int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Reque
         }
         return wt.rc;
     }
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_EPOCH, w);
-    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
     r->ctx = e;

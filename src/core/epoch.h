@@ -112,7 +112,12 @@ struct narmai_epoch {
 #define NARMAI_EAAR 8
 
 int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out);
+/* At least n epoch objects cached, so that the next n narmai_epoch_open cannot fail: a call
+ * that opens an epoch after an irreversible step (a fence's close) reserves first. */
+int narmai_epoch_reserve(struct narmai_win *w, int n);
 int narmai_epoch_members(struct narmai_epoch *e, int n);
+/* Blocking (request NULL): waits, and returns the epoch's error. Nonblocking: fails only
+ * without memory for the request, before it changed anything. */
 int narmai_epoch_close(struct narmai_win *w, struct narmai_epoch *e, NARMA_Request *request);
 /* Advance every epoch of the window (the engine's step 2). */
 void narmai_epoch_progress(struct narmai_win *w);

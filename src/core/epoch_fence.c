@@ -19,12 +19,28 @@ static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
     if (w->cur_exposure != NULL)
         return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
     struct narmai_epoch *old = w->cur_access, *e;
-    if (old == NULL) { /* the first fence still synchronises: close an empty epoch */
+    /* Out of memory changes nothing: the epochs this call opens are reserved first, and a
+     * close that could not make its request (it then closed nothing) is undone. */
+    const int opens = (old == NULL) + !(assert &MPI_MODE_NOSUCCEED);
+    if ((rc = narmai_epoch_reserve(w, opens))) return rc;
+    const int first = old == NULL;
+    if (first) { /* the first fence still synchronises: close an empty epoch */
         if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &old))) return rc;
     }
     old->fence_n = ++w->fence_count;
     w->cur_access = NULL;
-    if ((rc = narmai_epoch_close(w, old, request))) return rc;
+    if ((rc = narmai_epoch_close(w, old, request))) {
+        /* Blocking: the epoch's own error, after the barrier. Nonblocking: no memory for the
+         * request, before anything happened. */
+        if (request == NULL) return rc;
+        w->fence_count--;
+        old->fence_n = 0;
+        if (first)
+            narmai_epoch_free(w, old);
+        else
+            w->cur_access = old;
+        return rc;
+    }
     if (!(assert &MPI_MODE_NOSUCCEED)) {
         if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &e))) return rc;
         e->assert = assert;

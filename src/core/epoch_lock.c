@@ -198,10 +198,15 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
     e->lock_rank = rank;
     e->lock_type = lock_type;
     e->assert = assert;
+    /* The request before anything moves: without memory for it the call did nothing. */
+    if ((rc = narmai_request_done(w, request))) {
+        narmai_epoch_free(w, e);
+        return rc;
+    }
     w->lock_ep[rank] = e;
     w->nlock_open++;
     narmai_epoch_progress(w);
-    return narmai_request_done(w, request);
+    return NARMA_SUCCESS;
 }
 
 static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
@@ -214,7 +219,12 @@ static int iunlock_impl(int rank, NARMA_Win w, NARMA_Request *request)
     if (e == NULL) return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "rank %d is not locked", rank);
     w->lock_ep[rank] = NULL;
     w->nlock_open--;
-    return narmai_epoch_close(w, e, request);
+    rc = narmai_epoch_close(w, e, request);
+    if (rc && request != NULL) { /* no memory for the request: the epoch stays open */
+        w->lock_ep[rank] = e;
+        w->nlock_open++;
+    }
+    return rc;
 }
 
 static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
@@ -238,9 +248,13 @@ static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
             held[r] = 2;
     e->held_all = held;
     e->assert = assert;
+    if ((rc = narmai_request_done(w, request))) {
+        narmai_epoch_free(w, e); /* frees held_all */
+        return rc;
+    }
     w->cur_access = e;
     narmai_epoch_progress(w);
-    return narmai_request_done(w, request);
+    return NARMA_SUCCESS;
 }
 
 static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
@@ -250,7 +264,9 @@ static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
     if (e == NULL || e->type != NARMAI_EP_LOCK_ALL)
         return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "unlock_all without lock_all");
     w->cur_access = NULL;
-    return narmai_epoch_close(w, e, request);
+    int rc = narmai_epoch_close(w, e, request);
+    if (rc && request != NULL) w->cur_access = e; /* no memory for the request: still open */
+    return rc;
 }
 
 /* Blocking lock returns once the lock is held, so the program may then access

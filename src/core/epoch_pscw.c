@@ -45,9 +45,13 @@ static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *r
     struct narmai_epoch *e;
     rc = open_group_epoch(w, NARMAI_EP_EXPOSURE, group, assert, &e);
     if (rc) return rc;
+    if ((rc = narmai_request_done(w, request))) { /* before anything moves */
+        narmai_epoch_free(w, e);
+        return rc;
+    }
     w->cur_exposure = e;
     narmai_epoch_progress(w); /* activate now if nothing is ahead: grants go out at once */
-    return narmai_request_done(w, request);
+    return NARMA_SUCCESS;
 }
 
 static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *request)
@@ -61,11 +65,15 @@ static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *
     struct narmai_epoch *e;
     rc = open_group_epoch(w, NARMAI_EP_ACCESS, group, assert, &e);
     if (rc) return rc;
+    if ((rc = narmai_request_done(w, request))) { /* before anything moves */
+        narmai_epoch_free(w, e);
+        return rc;
+    }
     for (int i = 0; i < e->n; i++)
         w->acc_member[e->ranks[i]] = i + 1;
     w->cur_access = e;
     narmai_epoch_progress(w);
-    return narmai_request_done(w, request);
+    return NARMA_SUCCESS;
 }
 
 static int icomplete_impl(NARMA_Win w, NARMA_Request *request)
@@ -77,7 +85,13 @@ static int icomplete_impl(NARMA_Win w, NARMA_Request *request)
     for (int i = 0; i < e->n; i++)
         w->acc_member[e->ranks[i]] = 0;
     w->cur_access = NULL;
-    return narmai_epoch_close(w, e, request);
+    int rc = narmai_epoch_close(w, e, request);
+    if (rc && request != NULL) { /* no memory for the request: the epoch stays open */
+        for (int i = 0; i < e->n; i++)
+            w->acc_member[e->ranks[i]] = i + 1;
+        w->cur_access = e;
+    }
+    return rc;
 }
 
 static int iwait_impl(NARMA_Win w, NARMA_Request *request)
@@ -86,7 +100,9 @@ static int iwait_impl(NARMA_Win w, NARMA_Request *request)
     struct narmai_epoch *e = w->cur_exposure;
     if (e == NULL) return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "wait without a matching post");
     w->cur_exposure = NULL;
-    return narmai_epoch_close(w, e, request);
+    int rc = narmai_epoch_close(w, e, request);
+    if (rc && request != NULL) w->cur_exposure = e; /* no memory for the request: still open */
+    return rc;
 }
 
 int NARMA_Win_post(MPI_Group group, int assert, NARMA_Win w)

@@ -1,6 +1,7 @@
 /* Library set-up: lazy after a plain MPI_Init, or explicit through NARMA_Init. */
 #include "core/narmai.h"
 #include "util/dtype.h"
+#include "util/pool.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,8 @@ static int narmai_setup(void)
     narmai_g.ring_slots = p2;
     /* NARMA_SPIN_COUNT: polls before a waiting call starts yielding the core. */
     narmau_spin_count = narmai_env_u32("NARMA_SPIN_COUNT", 2000);
+    /* NARMA_TEST_POOL_NO_REUSE=1 (tests): retired handles are never reused (util/pool.h). */
+    narmau_pool_no_reuse = narmai_env_u32("NARMA_TEST_POOL_NO_REUSE", 0) != 0;
     /* NARMA_FENCE_FLAT_MAX: windows up to this many ranks fence with a one-step barrier
      * (P^2 counter updates), larger ones with a dissemination barrier. */
     narmai_g.fence_flat_max = narmai_env_u32("NARMA_FENCE_FLAT_MAX", 16);

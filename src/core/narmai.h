@@ -134,10 +134,15 @@ struct narmai_uq_bin;
 /* Memory follows the live entries (notify_match.c): at most
  * max(NARMAI_UQ_IDLE_BINS_MIN, 2 x live bins) empty bins stay in the hash, and
  * at most the _MAX free entries and bins are cached. */
+/* A notification drained from the ring cannot be refused: the queue keeps a reserve of
+ * entries and bins, made with the window, which a push takes only when malloc fails (and
+ * returns to as entries are matched), so a passing shortage loses nothing. */
 enum {
     NARMAI_UQ_IDLE_BINS_MIN = 64,
     NARMAI_UQ_CACHED_ENTRIES_MAX = 256,
-    NARMAI_UQ_CACHED_BINS_MAX = 64
+    NARMAI_UQ_CACHED_BINS_MAX = 64,
+    NARMAI_UQ_RESERVE_ENTRIES = 8,
+    NARMAI_UQ_RESERVE_BINS = 3 * NARMAI_UQ_RESERVE_ENTRIES
 };
 struct narmai_uq {
     narmau_dlist all;               /* every entry in arrival order */
@@ -152,6 +157,8 @@ struct narmai_uq {
     struct narmai_uq_bin *freebins;   /* cached free bins */
 };
 void narmai_uq_init(struct narmai_uq *q);
+/* Makes the reserve and the first buckets; NARMA_ERR_NO_MEM. */
+int narmai_uq_reserve(struct narmai_uq *q);
 void narmai_uq_destroy(struct narmai_uq *q);
 /* What the UQ holds, for the unit tests. */
 struct narmai_uq_stats {
@@ -346,9 +353,11 @@ void narmai_group_cache_init(struct narmai_win *w);
 void narmai_group_cache_free(struct narmai_win *w);
 
 struct narmai_request *narmai_request_new(int kind, struct narmai_win *w);
-/* For the R* forms whose access is complete when the call returns: rc when it is an error,
- * else a new COMPLETE request in *request whose status names this process and MPI_ANY_TAG. */
-int narmai_request_born_complete(struct narmai_win *w, int rc, NARMA_Request *request);
+/* For the R* forms whose access is complete when the call returns. The request is taken before
+ * the access is issued (r = narmai_request_new(NARMAI_REQ_RMA, w), NULL without memory: then the
+ * call does nothing), and handed over after it: rc when r is NULL or rc an error (r released),
+ * else r COMPLETE in *request, its status naming this process and MPI_ANY_TAG. */
+int narmai_request_born_complete(struct narmai_request *r, int rc, NARMA_Request *request);
 /* r (ACTIVE) completes when the transport says ticket toward target is done (notify.c). */
 void narmai_request_ticket(struct narmai_request *r, int target, uint64_t ticket);
 /* Off win->pull_reqs; COMPLETE. Win_free calls it for the requests left, once the transport

@@ -163,7 +163,8 @@ static int api_rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, in
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     if (target == MPI_PROC_NULL)
-        return narmai_request_born_complete(w, narmai_proc_null(w, NULL), request);
+        return narmai_request_born_complete(narmai_request_new(NARMAI_REQ_RMA, w),
+                                            narmai_proc_null(w, NULL), request);
 #if NARMA_ARG_CHECKS
     int rc = narmai_rma_check(w, target, disp, ocount, otype, tcount, ttype, NARMAI_CHK_NO_EPOCH);
     if (rc || (rc = check_tag(tag))) return rc;
@@ -171,8 +172,10 @@ static int api_rput_notify(const void *oaddr, int ocount, MPI_Datatype otype, in
     int rc;
 #endif
     uint64_t ticket = 0;
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w); /* before the access */
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     if ((rc = narmai_request_born_complete(
-             w, rput_issue(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag, &ticket),
+             r, rput_issue(w, oaddr, ocount, otype, target, disp, tcount, ttype, tag, &ticket),
              request)))
         return rc;
     if (ticket) narmai_request_ticket(*request, target, ticket);
@@ -192,8 +195,10 @@ static int api_rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int targ
                            int tag)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w); /* before the access */
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
     int rc = api_get_notify(oaddr, ocount, otype, target, disp, tcount, ttype, w, tag);
-    return narmai_request_born_complete(w, local_done(w, target, rc), request);
+    return narmai_request_born_complete(r, local_done(w, target, rc), request);
 }
 
 int NARMA_Rget_notify(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
@@ -297,7 +302,9 @@ static int api_rget_accumulate_notify(const void *oaddr, int ocount, MPI_Datatyp
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
     /* Complete (result there) on return: the request is born complete. */
-    return narmai_request_born_complete(w,
+    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w); /* before the access */
+    if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
+    return narmai_request_born_complete(r,
                                         api_get_accumulate_notify(oaddr, ocount, otype, raddr,
                                                                   rcount, rtype, target, disp,
                                                                   tcount, ttype, op, w, tag),

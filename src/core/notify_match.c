@@ -55,6 +55,29 @@ void narmai_uq_init(struct narmai_uq *q)
     q->freebins = NULL;
 }
 
+static int bin_rehash(struct narmai_uq *q, uint32_t n, int free_idle);
+
+int narmai_uq_reserve(struct narmai_uq *q)
+{
+    if (q->nbuckets == 0 && bin_rehash(q, UQ_MIN_BUCKETS, 0) != NARMA_SUCCESS)
+        return NARMA_ERR_NO_MEM;
+    while (q->nfree < NARMAI_UQ_RESERVE_ENTRIES) {
+        struct narmai_uq_entry *e = malloc(sizeof(*e));
+        if (e == NULL) return NARMA_ERR_NO_MEM;
+        e->next_free = q->freelist;
+        q->freelist = e;
+        q->nfree++;
+    }
+    while (q->nfreebins < NARMAI_UQ_RESERVE_BINS) {
+        struct narmai_uq_bin *b = malloc(sizeof(*b));
+        if (b == NULL) return NARMA_ERR_NO_MEM;
+        b->hnext = q->freebins;
+        q->freebins = b;
+        q->nfreebins++;
+    }
+    return NARMA_SUCCESS;
+}
+
 void narmai_uq_destroy(struct narmai_uq *q)
 {
     narmau_dlist *pos, *tmp;
@@ -169,15 +192,19 @@ static struct narmai_uq_bin *bin_get(struct narmai_uq *q, int32_t kind, int32_t 
         q->nbins += was_idle;
         return b;
     }
+    /* Growing the table may fail: the chains then get longer (never with no buckets at all:
+     * the reserve made them). */
     if (q->nbins + q->nidle >= q->nbuckets &&
-        bin_rehash(q, q->nbuckets ? q->nbuckets * 2 : UQ_MIN_BUCKETS, 0) != NARMA_SUCCESS)
+        bin_rehash(q, q->nbuckets ? q->nbuckets * 2 : UQ_MIN_BUCKETS, 0) != NARMA_SUCCESS &&
+        q->nbuckets == 0)
         return NULL;
-    if ((b = q->freebins) != NULL) {
+    /* Cached bins beyond the reserve first; then malloc; then the reserve. */
+    if (q->nfreebins <= NARMAI_UQ_RESERVE_BINS) b = malloc(sizeof(*b));
+    if (b == NULL && (b = q->freebins) != NULL) {
         q->freebins = b->hnext;
         q->nfreebins--;
-    } else if ((b = malloc(sizeof(*b))) == NULL) {
-        return NULL;
     }
+    if (b == NULL) return NULL;
     b->kind = kind;
     b->src = src;
     b->tag = tag;
@@ -204,11 +231,11 @@ int narmai_uq_push(struct narmai_uq *q, int32_t src, int32_t tag, int64_t bytes)
         bin_get(q, BIN_EXACT, src, tag), bin_get(q, BIN_SRC, src, 0), bin_get(q, BIN_TAG, 0, tag)};
     struct narmai_uq_entry *e = NULL;
     if (bins[0] != NULL && bins[1] != NULL && bins[2] != NULL) {
-        if ((e = q->freelist) != NULL) {
+        /* Cached entries beyond the reserve first; then malloc; then the reserve. */
+        if (q->nfree <= NARMAI_UQ_RESERVE_ENTRIES) e = malloc(sizeof(*e));
+        if (e == NULL && (e = q->freelist) != NULL) {
             q->freelist = e->next_free;
             q->nfree--;
-        } else {
-            e = malloc(sizeof(*e));
         }
     }
     if (e == NULL) {

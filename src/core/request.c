@@ -29,13 +29,15 @@ struct narmai_request *narmai_request_new(int kind, struct narmai_win *w)
     return r;
 }
 
-int narmai_request_born_complete(struct narmai_win *w, int rc, NARMA_Request *request)
+int narmai_request_born_complete(struct narmai_request *r, int rc, NARMA_Request *request)
 {
-    if (rc) return rc;
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_RMA, w);
     if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
+    if (rc) {
+        narmai_request_release(r);
+        return rc;
+    }
     r->state = NARMAI_REQ_COMPLETE;
-    r->st_src = w->t.rank;
+    r->st_src = r->win->t.rank;
     r->st_tag = MPI_ANY_TAG;
     *request = r;
     return NARMA_SUCCESS;

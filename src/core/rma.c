@@ -97,7 +97,8 @@ int narmai_proc_null(struct narmai_win *w, NARMA_Request *request)
 {
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if (request == NULL) return NARMA_SUCCESS;
-    int rc = narmai_request_born_complete(w, NARMA_SUCCESS, request);
+    int rc =
+        narmai_request_born_complete(narmai_request_new(NARMAI_REQ_RMA, w), NARMA_SUCCESS, request);
     if (rc == NARMA_SUCCESS) (*request)->st_src = MPI_PROC_NULL;
     return rc;
 }

@@ -132,7 +132,12 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->e_open = calloc(p, sizeof(uint64_t));
     w->iota = malloc(p * sizeof(int));
     MPI_Comm_group(w->t.comm, &w->group);
-    if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open || !w->iota) {
+    /* Reserves, so that a passing shortage of memory breaks no collective: a fence, which does
+     * not agree on failures, finds the epochs it opens cached (2 for the first fence; each
+     * later one reuses the epoch the previous fence closed); a notification drained from the
+     * ring always finds room in the unexpected queue. */
+    if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open || !w->iota ||
+        narmai_uq_reserve(&w->uq) != NARMA_SUCCESS || narmai_epoch_reserve(w, 2) != NARMA_SUCCESS) {
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window state");
     } else {
         for (int i = 0; i < w->t.size; i++)

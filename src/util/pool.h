@@ -28,6 +28,10 @@
 
 #define NARMAU_POOL_QUARANTINE 64
 
+/* Test mode (NARMA_TEST_POOL_NO_REUSE, read at set-up): objects leaving the quarantine are kept
+ * but never reused, so every new object comes from malloc (tests/mpi/test_oom.c fails them). */
+extern int narmau_pool_no_reuse;
+
 typedef struct {
     void **v; /* reusable */
     size_t n, cap;
@@ -59,6 +63,7 @@ static inline void narmau_pool_give(narmau_pool *p, void *o, size_t size)
     void *old = p->q[p->head];
     p->q[p->head] = o;
     p->head = (p->head + 1) % NARMAU_POOL_QUARANTINE;
+    if (narmau_pool_no_reuse) return; /* old stays allocated: stale handles still read "freed" */
     if (p->n == p->cap) {
         size_t cap = p->cap > 0 ? 2 * p->cap : 64;
         void **v = realloc(p->v, cap * sizeof(*v));

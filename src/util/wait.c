@@ -5,6 +5,7 @@
 #include <sched.h>
 
 uint32_t narmau_spin_count = 2000;
+int narmau_pool_no_reuse; /* util/pool.h */
 
 void narmau_wait_step_keep(narmau_waiter *wt)
 {

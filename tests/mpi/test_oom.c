@@ -1,0 +1,372 @@
+/* narma-test: np=1,2 transports=shm,mpi timeout=600 env=NARMA_TEST_POOL_NO_REUSE=1 */
+/*
+ * Out of memory at every allocation narma makes. A scenario of narma calls (windows of every
+ * flavor, notified puts with their requests, persistent puts, a derived type, counters, PSCW,
+ * nonblocking epochs, attributes and error handlers, then the frees) runs over and over; run
+ * N fails the Nth allocation libnarma asks for (tests/failalloc, LD_PRELOAD'd: this program
+ * re-executes itself with it), until a run makes fewer than N and nothing failed. Two sweeps:
+ * every rank failing its Nth allocation, then rank 0 alone (the others must learn of it where
+ * the call is collective, and not hang).
+ *
+ * Each call is checked. A local call that met the failed allocation returns NARMA_ERR_NO_MEM
+ * and has done nothing: made again (nothing fails any more) it succeeds, and the data and
+ * notifications that arrive are exactly those of one call (no notification is left over). A
+ * collective call (creation, fence, NARMA_Win_set_num_notify, free) fails on every rank or on
+ * none, and is then made again by all. A call may also succeed when narma could do without the
+ * memory (a cache). The process goes on with the next N, so narma's state after a failure is
+ * used again: a dangling pointer or a half-linked object shows up in later runs, in the data
+ * checks or as a crash. A crash, a hang (watchdog), an error other than NARMA_ERR_NO_MEM where
+ * only memory failed, a collective failing on some ranks only, or wrong data fails the test.
+ *
+ * Retired windows and requests are not reused (NARMA_TEST_POOL_NO_REUSE=1, set by ctest), so
+ * theirs are allocations of every run, failed in turn like the others. What a process allocates
+ * once (set-up, the datatype cache's keyval) is failed only when its index comes up in an early
+ * run. NARMA_TEST_OOM_VERBOSE=1 prints every failed call, NARMA_TEST_FAILALLOC_TRACE=1 where
+ * each failed allocation was asked for; NARMA_TEST_OOM_FROM / NARMA_TEST_OOM_TO (default 1 ..
+ * until done) restrict N, for diagnosis.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <dlfcn.h>
+
+#ifndef NARMA_FAILALLOC
+#error "NARMA_FAILALLOC (the path of tests/failalloc's library) must be defined"
+#endif
+
+static void (*fa_arm)(long);
+static long (*fa_count)(void);
+static long (*fa_failed)(void);
+
+static int rank, size, right, left;
+static long run_n; /* the N of this run */
+static int asym;   /* sweep 2: rank 0 alone fails */
+static long steps_failed, runs_done;
+
+#define TAG   5
+#define WORDS 64
+
+/* A local call: when it met the failed allocation it returns NARMA_ERR_NO_MEM and has done
+ * nothing, so the same call made again (nothing fails any more) succeeds; an error that no
+ * allocation explains fails the test. */
+#define LOCAL(call)                                                               \
+    local_call(__LINE__, #call, __extension__({                                   \
+                   where(__LINE__, #call);                                        \
+                   const long before_ = fa_failed();                              \
+                   int rc_ = (call);                                              \
+                   if (rc_ != NARMA_SUCCESS) {                                    \
+                       local_failed(__LINE__, #call, rc_, fa_failed() > before_); \
+                       rc_ = (call);                                              \
+                   }                                                              \
+                   rc_;                                                           \
+               }))
+
+/* A collective call: when it fails on one rank it fails on every rank (narma agrees on it),
+ * with NARMA_ERR_NO_MEM where the allocation failed; then every rank makes it again (a rank
+ * may meet its own failed allocation in the second call: each rank fails one at most). */
+#define COLL(call)                                                                                \
+    __extension__({                                                                               \
+        where(__LINE__, #call);                                                                   \
+        int rc_;                                                                                  \
+        for (int try_ = 0;; try_++) {                                                             \
+            const long before_ = fa_failed();                                                     \
+            rc_ = (call);                                                                         \
+            if (!coll_failed(__LINE__, #call, rc_, fa_failed() > before_) || try_ == size) break; \
+        }                                                                                         \
+        local_call(__LINE__, #call, rc_);                                                         \
+    })
+
+/* What the watchdog names: the run and the call under way. */
+static void where(int line, const char *call)
+{
+    snprintf(test_detail, sizeof test_detail, "run %ld%s, line %d: %.160s", run_n,
+             asym ? " (rank 0 only)" : "", line, call);
+}
+
+static int verbose; /* NARMA_TEST_OOM_VERBOSE=1: print every failed call */
+
+static void local_failed(int line, const char *what, int rc, int hit)
+{
+    steps_failed++;
+    if (verbose)
+        printf("# rank %d run %ld%s, line %d: %s returned %d (%s)\n", rank, run_n,
+               asym ? " (rank 0 only)" : "", line, what, rc, NARMA_Strerror(rc));
+    CHECK(hit && rc == NARMA_ERR_NO_MEM, "run %ld%s, line %d: %s returned %d (%s)%s", run_n,
+          asym ? " (rank 0 only)" : "", line, what, rc, NARMA_Strerror(rc),
+          hit ? ", not NARMA_ERR_NO_MEM, when an allocation failed" : " with no allocation failed");
+}
+
+/* The retry (or the first call) must succeed. */
+static int local_call(int line, const char *what, int rc)
+{
+    CHECK(rc == NARMA_SUCCESS, "run %ld%s, line %d: %s returned %d (%s) with nothing failing",
+          run_n, asym ? " (rank 0 only)" : "", line, what, rc, NARMA_Strerror(rc));
+    return rc;
+}
+
+static int coll_failed(int line, const char *what, int rc, int hit)
+{
+    const int failed = rc != NARMA_SUCCESS;
+    int nfailed = 0;
+    MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (nfailed == 0) return 0;
+    steps_failed++;
+    if (verbose)
+        printf("# rank %d run %ld%s, line %d: %s returned %d (%s) on %d rank(s)\n", rank, run_n,
+               asym ? " (rank 0 only)" : "", line, what, rc, NARMA_Strerror(rc), nfailed);
+    CHECK(nfailed == size, "run %ld%s, line %d: %s failed on %d rank(s) of %d (here: %d, %s)",
+          run_n, asym ? " (rank 0 only)" : "", line, what, nfailed, size, rc, NARMA_Strerror(rc));
+    CHECK(rc != NARMA_ERR_INTERN && (!hit || rc == NARMA_ERR_NO_MEM),
+          "run %ld%s, line %d: %s returned %d (%s)%s", run_n, asym ? " (rank 0 only)" : "", line,
+          what, rc, NARMA_Strerror(rc),
+          hit ? ", not NARMA_ERR_NO_MEM, when an allocation failed" : "");
+    return 1;
+}
+
+static void errh_fn(NARMA_Win *win, int *code, ...)
+{
+    (void)win;
+    (void)code;
+}
+
+static int64_t val(int origin, int i)
+{
+    return (int64_t)origin << 32 | (int64_t)(run_n & 0xffffff) << 8 | i;
+}
+
+/* One run of the scenario: every call succeeds in the end, every value arrives. */
+static void scenario(void)
+{
+    int64_t *mem = NULL;
+    int64_t *arr = calloc(WORDS, sizeof(int64_t)), *dyn = calloc(WORDS, sizeof(int64_t));
+    int64_t src[WORDS], back[WORDS];
+    NARMA_Win w1 = NARMA_WIN_NULL, w2 = NARMA_WIN_NULL, w3 = NARMA_WIN_NULL;
+    NARMA_Request nreq = NARMA_REQUEST_NULL, preq = NARMA_REQUEST_NULL, rreq = NARMA_REQUEST_NULL,
+                  ereq = NARMA_REQUEST_NULL;
+    NARMA_Request two[2] = {NARMA_REQUEST_NULL, NARMA_REQUEST_NULL};
+    NARMA_Errhandler eh = NARMA_ERRHANDLER_NULL;
+    MPI_Datatype vec = MPI_DATATYPE_NULL;
+    MPI_Group world = MPI_GROUP_NULL, peers = MPI_GROUP_NULL;
+    int keyval = MPI_KEYVAL_INVALID;
+    MPI_Status st;
+    CHECK(arr && dyn, "out of memory (test)");
+    for (int i = 0; i < WORDS; i++)
+        src[i] = val(rank, i);
+
+    COLL(NARMA_Win_allocate(WORDS * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &w1));
+    memset(mem, 0, WORDS * 8); /* MPI gives no zeroed memory */
+    MPI_Barrier(MPI_COMM_WORLD);
+    COLL(NARMA_Win_create(arr, WORDS * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &w2));
+    COLL(NARMA_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w3));
+    LOCAL(NARMA_Win_attach(w3, dyn, WORDS * 8));
+    MPI_Aint my_addr, right_addr = 0;
+    MPI_Get_address(dyn, &my_addr);
+    MPI_Sendrecv(&my_addr, 1, MPI_AINT, left, 0, &right_addr, 1, MPI_AINT, right, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+
+    /* Notified puts: words 0..7 to the right neighbour, matched there by a persistent request;
+     * words 8..15 by a persistent notified put, 16..23 by Rput_notify. */
+    LOCAL(NARMA_Notify_init(w1, left, TAG, 1, &nreq));
+    LOCAL(NARMA_Win_lock_all(0, w1));
+    LOCAL(NARMA_Put_notify(src, 8, MPI_INT64_T, right, 0, 8, MPI_INT64_T, w1, TAG));
+    LOCAL(NARMA_Win_flush(right, w1));
+    LOCAL(NARMA_Start(&nreq));
+    LOCAL(NARMA_Wait(&nreq, &st));
+    CHECK(st.MPI_SOURCE == left && st.MPI_TAG == TAG, "run %ld: notification from %d tag %d", run_n,
+          st.MPI_SOURCE, st.MPI_TAG);
+    LOCAL(NARMA_Put_notify_init(src + 8, 8, MPI_INT64_T, right, 8, 8, MPI_INT64_T, w1, TAG + 1,
+                                &preq));
+    LOCAL(NARMA_Start(&preq));
+    LOCAL(NARMA_Wait(&preq, MPI_STATUS_IGNORE));
+    LOCAL(
+        NARMA_Rput_notify(src + 16, 8, MPI_INT64_T, right, 16, 8, MPI_INT64_T, w1, &rreq, TAG + 2));
+    LOCAL(NARMA_Wait(&rreq, MPI_STATUS_IGNORE));
+    LOCAL(NARMA_Win_flush_all(w1));
+    LOCAL(NARMA_Win_unlock_all(w1));
+    LOCAL(NARMA_Notify_init(w1, left, TAG + 1, 1, &two[0]));
+    LOCAL(NARMA_Notify_init(w1, NARMA_ANY_SOURCE, TAG + 2, 1, &two[1]));
+    LOCAL(NARMA_Startall(2, two));
+    LOCAL(NARMA_Waitall(2, two, MPI_STATUSES_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD); /* every origin's puts are done: no notification is left */
+    {
+        NARMA_Request any = NARMA_REQUEST_NULL;
+        int flag = 0;
+        LOCAL(NARMA_Notify_init(w1, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
+        LOCAL(NARMA_Start(&any));
+        for (int p = 0; p < 100 && !flag; p++)
+            LOCAL(NARMA_Test(&any, &flag, &st));
+        CHECK(!flag,
+              "run %ld: a notification (source %d, tag %d) was left over (a failed call "
+              "that notified anyway?)",
+              run_n, st.MPI_SOURCE, st.MPI_TAG);
+        CHECK_RC(NARMA_Request_free(&any));
+    }
+    for (int i = 0; i < 24; i++)
+        CHECK(mem[i] == val(left, i), "run %ld: word %d of the notified puts is %llx", run_n, i,
+              (unsigned long long)mem[i]);
+
+    /* A derived type (flattened and cached), by fence, into the Win_create window. */
+    CHECK_MPI(MPI_Type_vector(4, 1, 2, MPI_INT64_T, &vec));
+    CHECK_MPI(MPI_Type_commit(&vec));
+    COLL(NARMA_Win_fence(0, w2));
+    LOCAL(NARMA_Put(src, 1, vec, right, 0, 1, vec, w2));
+    COLL(NARMA_Win_fence(0, w2));
+    for (int i = 0; i < 8; i += 2)
+        CHECK(arr[i] == val(left, i), "run %ld: word %d of the vector put is %llx", run_n, i,
+              (unsigned long long)arr[i]);
+
+    /* PSCW with the neighbours, on the dynamic window. */
+    CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int nb[2] = {left, right};
+    CHECK_MPI(MPI_Group_incl(world, size > 1 ? 2 : 1, nb, &peers));
+    LOCAL(NARMA_Win_post(peers, 0, w3));
+    LOCAL(NARMA_Win_start(peers, 0, w3));
+    LOCAL(NARMA_Put(src, 4, MPI_INT64_T, right, right_addr, 4, MPI_INT64_T, w3));
+    LOCAL(NARMA_Win_complete(w3));
+    LOCAL(NARMA_Win_wait(w3));
+    for (int i = 0; i < 4; i++)
+        CHECK(dyn[i] == val(left, i), "run %ld: word %d of the PSCW put is %llx", run_n, i,
+              (unsigned long long)dyn[i]);
+
+    /* The same by the nonblocking calls: ipost, istart, Put (words 4..7), icomplete, iwait. */
+    NARMA_Request pr[4];
+    LOCAL(NARMA_Win_ipost(peers, 0, w3, &pr[0]));
+    LOCAL(NARMA_Win_istart(peers, 0, w3, &pr[1]));
+    LOCAL(NARMA_Put(src + 4, 4, MPI_INT64_T, right, right_addr + 32, 4, MPI_INT64_T, w3));
+    LOCAL(NARMA_Win_icomplete(w3, &pr[2]));
+    LOCAL(NARMA_Win_iwait(w3, &pr[3]));
+    LOCAL(NARMA_Waitall(4, pr, MPI_STATUSES_IGNORE));
+    for (int i = 4; i < 8; i++)
+        CHECK(dyn[i] == val(left, i), "run %ld: word %d of the nonblocking PSCW put is %llx", run_n,
+              i, (unsigned long long)dyn[i]);
+
+    /* ilock, Put (word 40 of the right neighbour's w1), iunlock. */
+    NARMA_Request lr[2];
+    LOCAL(NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, right, 0, w1, &lr[0]));
+    LOCAL(NARMA_Put(src + 40, 1, MPI_INT64_T, right, 40, 1, MPI_INT64_T, w1));
+    LOCAL(NARMA_Win_iunlock(right, w1, &lr[1]));
+    LOCAL(NARMA_Waitall(2, lr, MPI_STATUSES_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(mem[40] == val(left, 40), "run %ld: word 40 of the ilock put is %llx", run_n,
+          (unsigned long long)mem[40]);
+
+    /* Nonblocking epochs: ifence, Get, ifence; ilock_all, Fetch_and_op, iflush_all, iunlock_all. */
+    LOCAL(NARMA_Win_ifence(0, w1, &ereq));
+    LOCAL(NARMA_Wait(&ereq, MPI_STATUS_IGNORE));
+    LOCAL(NARMA_Get(back, 8, MPI_INT64_T, right, 0, 8, MPI_INT64_T, w1));
+    LOCAL(NARMA_Win_ifence(0, w1, &ereq));
+    LOCAL(NARMA_Wait(&ereq, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 8; i++)
+        CHECK(back[i] == src[i], "run %ld: word %d got back is %llx", run_n, i,
+              (unsigned long long)back[i]);
+    int64_t one = 1, old = -1;
+    LOCAL(NARMA_Win_ilock_all(0, w1, &ereq));
+    LOCAL(NARMA_Wait(&ereq, MPI_STATUS_IGNORE));
+    LOCAL(NARMA_Fetch_and_op(&one, &old, MPI_INT64_T, 0, WORDS - 1, NARMA_SUM, w1));
+    LOCAL(NARMA_Win_iflush_all(w1, &ereq));
+    LOCAL(NARMA_Wait(&ereq, MPI_STATUS_IGNORE));
+    LOCAL(NARMA_Win_iunlock_all(w1, &ereq));
+    LOCAL(NARMA_Wait(&ereq, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(mem[WORDS - 1] == size, "run %ld: the counter is %lld after %d fetch-and-adds", run_n,
+              (long long)mem[WORDS - 1], size);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Counters (passive target). */
+    COLL(NARMA_Win_set_num_notify(w1, MPI_INFO_NULL, 2));
+    LOCAL(NARMA_Win_lock_all(0, w1));
+    LOCAL(NARMA_Put_notify_idx(src, 2, MPI_INT64_T, right, 32, 2, MPI_INT64_T, 1, w1));
+    LOCAL(NARMA_Win_unlock_all(w1));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Count value = -1;
+    LOCAL(NARMA_Win_get_notify_value(w1, 1, &value));
+    CHECK(value == 1, "run %ld: counter 1 is %lld", run_n, (long long)value);
+
+    /* Attributes, names and error handlers. */
+    LOCAL(NARMA_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &keyval, NULL));
+    LOCAL(NARMA_Win_set_attr(w1, keyval, &one));
+    LOCAL(NARMA_Win_set_name(w1, "oom window"));
+    LOCAL(NARMA_Win_create_errhandler(errh_fn, &eh));
+    LOCAL(NARMA_Win_set_errhandler(w2, eh));
+
+    /* The frees (failing too). */
+    LOCAL(NARMA_Request_free(&nreq));
+    LOCAL(NARMA_Request_free(&preq));
+    for (int i = 0; i < 2; i++)
+        LOCAL(NARMA_Request_free(&two[i]));
+    LOCAL(NARMA_Win_delete_attr(w1, keyval));
+    LOCAL(NARMA_Win_free_keyval(&keyval));
+    LOCAL(NARMA_Errhandler_free(&eh));
+    LOCAL(NARMA_Type_free(&vec));
+    CHECK_MPI(MPI_Group_free(&peers));
+    CHECK_MPI(MPI_Group_free(&world));
+    LOCAL(NARMA_Win_detach(w3, dyn));
+    COLL(NARMA_Win_free(&w1));
+    COLL(NARMA_Win_free(&w2));
+    COLL(NARMA_Win_free(&w3));
+    free(arr);
+    free(dyn);
+}
+
+static void sweep(int asymmetric)
+{
+    asym = asymmetric;
+    const long from = env_long("NARMA_TEST_OOM_FROM", 1), to = env_long("NARMA_TEST_OOM_TO", 0);
+    long n = from;
+    for (;; n++) {
+        run_n = n;
+        snprintf(test_detail, sizeof test_detail, "run %ld%s", n, asym ? " (rank 0 only)" : "");
+        fa_arm(!asym || rank == 0 ? n : 0);
+        scenario();
+        const long made = fa_count(), failed = fa_failed();
+        fa_arm(0);
+        runs_done++;
+        /* Done when no rank failed an allocation in this run (every rank made fewer than n). */
+        long any = 0;
+        MPI_Allreduce(&failed, &any, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (any == 0 || (to > 0 && n >= to)) {
+            if (rank == 0)
+                printf("# sweep %s: %ld runs, the last made %ld allocations in libnarma\n",
+                       asym ? "rank 0 alone" : "every rank", n - from + 1, made);
+            break;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    /* Re-execute with the failing allocator preloaded (before MPI starts). */
+    if (dlsym(RTLD_DEFAULT, "failalloc_arm") == NULL) {
+        const char *pre = getenv("LD_PRELOAD");
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s%s%s", NARMA_FAILALLOC, pre && *pre ? ":" : "",
+                 pre ? pre : "");
+        setenv("LD_PRELOAD", buf, 1);
+        execv("/proc/self/exe", argv);
+        fprintf(stderr, "FAIL test_oom: re-executing with LD_PRELOAD=%s failed\n", buf);
+        return 1;
+    }
+    fa_arm = (void (*)(long))dlsym(RTLD_DEFAULT, "failalloc_arm");
+    fa_count = (long (*)(void))dlsym(RTLD_DEFAULT, "failalloc_count");
+    fa_failed = (long (*)(void))dlsym(RTLD_DEFAULT, "failalloc_failed");
+    test_init(&argc, &argv, "test_oom", 590);
+    rank = test_rank;
+    size = test_size;
+    right = (rank + 1) % size;
+    left = (rank + size - 1) % size;
+    CHECK(fa_count && fa_failed, "tests/failalloc is incomplete");
+    verbose = (int)env_long("NARMA_TEST_OOM_VERBOSE", 0);
+
+    test_phase("every rank fails its Nth allocation");
+    sweep(0);
+    if (size > 1) {
+        test_phase("rank 0 alone fails its Nth allocation");
+        sweep(1);
+    }
+    test_phase("a run with nothing failing");
+    run_n = 0;
+    scenario();
+    if (rank == 0) printf("# %ld runs, %ld steps failed on purpose\n", runs_done, steps_failed);
+    return test_finish();
+}
