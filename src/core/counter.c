@@ -137,12 +137,12 @@ static int api_win_set_num_notify(NARMA_Win w, MPI_Info info, int n)
         free(ctr);
         if (bad) return NARMAU_ERR(NARMA_ERR_ARG, "%d counters: want 0..%d", n, NARMAI_CTR_NUM_UB);
         if (rc) return rc;
+        if (mine == -2) return NARMAU_ERR(NARMA_ERR_NO_MEM, "counter table");
         if (mine == -3)
             return NARMAU_ERR(NARMA_ERR_PENDING, "%d threshold request(s) pending", w->nthresh);
         if (worst <= -3)
             return NARMAU_ERR(NARMA_ERR_PENDING, "another rank has threshold requests pending "
                                                  "or could not flush its notified accesses");
-        if (mine == -2) return NARMAU_ERR(NARMA_ERR_NO_MEM, "counter table");
         return worst == -1 ? NARMAU_ERR(NARMA_ERR_ARG, "another rank asked for a bad count")
                            : NARMAU_ERR(NARMA_ERR_NO_MEM, "counters (on another rank)");
     }

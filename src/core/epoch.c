@@ -70,6 +70,12 @@ int narmai_epoch_reserve(struct narmai_win *w, int n)
     return NARMA_SUCCESS;
 }
 
+int narmai_epoch_open_spared(struct narmai_win *w, int type, struct narmai_epoch **out)
+{
+    int rc = narmai_epoch_reserve(w, 1 + NARMAI_EPOCH_SPARES);
+    return rc ? rc : narmai_epoch_open(w, type, out);
+}
+
 /* Room for a PSCW group of n members (kept when the object is recycled). */
 int narmai_epoch_members(struct narmai_epoch *e, int n)
 {
@@ -346,7 +352,11 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
         (size_t)tmpl->ocount * (size_t)od->size <= NARMAI_KEEP_ORIGIN_MAX)
         keep = (size_t)tmpl->ocount * (size_t)od->size;
     struct narmai_op *op = malloc(sizeof(*op) + keep);
-    if (op == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "recorded operation");
+    if (op == NULL) {
+        e->nops--; /* nothing recorded: an empty fence epoch must still give way */
+        w->op_seq--;
+        return NARMAU_ERR(NARMA_ERR_NO_MEM, "recorded operation");
+    }
     *op = *tmpl;
     if (keep > 0) {
         memcpy(op + 1, (const char *)tmpl->oaddr + od->true_lb, keep);
@@ -354,19 +364,20 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     }
     op->seq = w->op_seq;
     /* Hold the datatypes one by one, so a failure frees only our duplicates. */
-    if (narmai_type_hold(&op->otype)) {
-        free(op);
-        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
+    int held = 0;
+    if (narmai_type_hold(&op->otype) == 0) {
+        held = 1;
+        if (narmai_type_hold(&op->rtype) == 0) {
+            held = 2;
+            if (narmai_type_hold(&op->ttype) == 0) held = 3;
+        }
     }
-    if (narmai_type_hold(&op->rtype)) {
-        narmai_type_release(&op->otype);
+    if (held < 3) {
+        if (held > 1) narmai_type_release(&op->rtype);
+        if (held > 0) narmai_type_release(&op->otype);
         free(op);
-        return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
-    }
-    if (narmai_type_hold(&op->ttype)) {
-        narmai_type_release(&op->otype);
-        narmai_type_release(&op->rtype);
-        free(op);
+        e->nops--;
+        w->op_seq--;
         return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
     w->nrecorded++;

@@ -115,6 +115,10 @@ int narmai_epoch_open(struct narmai_win *w, int type, struct narmai_epoch **out)
 /* At least n epoch objects cached, so that the next n narmai_epoch_open cannot fail: a call
  * that opens an epoch after an irreversible step (a fence's close) reserves first. */
 int narmai_epoch_reserve(struct narmai_win *w, int n);
+/* Open an epoch (lock, PSCW) leaving NARMAI_EPOCH_SPARES cached for the next fence (which does
+ * not agree on failures, so must not allocate): fails with NARMA_ERR_NO_MEM before anything. */
+#define NARMAI_EPOCH_SPARES 2
+int narmai_epoch_open_spared(struct narmai_win *w, int type, struct narmai_epoch **out);
 int narmai_epoch_members(struct narmai_epoch *e, int n);
 /* Blocking (request NULL): waits, and returns the epoch's error. Nonblocking: fails only
  * without memory for the request, before it changed anything. */

@@ -20,8 +20,11 @@ static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
         return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
     struct narmai_epoch *old = w->cur_access, *e;
     /* Out of memory changes nothing: the epochs this call opens are reserved first, and a
-     * close that could not make its request (it then closed nothing) is undone. */
-    const int opens = (old == NULL) + !(assert &MPI_MODE_NOSUCCEED);
+     * close that could not make its request (it then closed nothing) is undone. A blocking
+     * fence needs no spare for its successor: the epoch it closes is done, hence cached, when
+     * the successor opens; it allocates nothing once the window's two reserved epochs are
+     * there (the calls opening lock and PSCW epochs keep them, narmai_epoch_open_spared). */
+    const int opens = (old == NULL) + (request != NULL && !(assert &MPI_MODE_NOSUCCEED));
     if ((rc = narmai_epoch_reserve(w, opens))) return rc;
     const int first = old == NULL;
     if (first) { /* the first fence still synchronises: close an empty epoch */

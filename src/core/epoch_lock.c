@@ -194,7 +194,7 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
     if (w->lock_ep[rank] != NULL)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "rank %d is already locked", rank);
     struct narmai_epoch *e;
-    if ((rc = narmai_epoch_open(w, NARMAI_EP_LOCK, &e))) return rc;
+    if ((rc = narmai_epoch_open_spared(w, NARMAI_EP_LOCK, &e))) return rc;
     e->lock_rank = rank;
     e->lock_type = lock_type;
     e->assert = assert;
@@ -238,7 +238,7 @@ static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
     uint8_t *held = calloc((size_t)w->t.size, 1);
     struct narmai_epoch *e;
     if (held == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "lock_all");
-    if ((rc = narmai_epoch_open(w, NARMAI_EP_LOCK_ALL, &e))) {
+    if ((rc = narmai_epoch_open_spared(w, NARMAI_EP_LOCK_ALL, &e))) {
         free(held);
         return rc;
     }

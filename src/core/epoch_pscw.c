@@ -21,7 +21,7 @@ static int open_group_epoch(struct narmai_win *w, int type, MPI_Group group, int
     int n, rc = narmai_group_ranks(w, group, &ranks, &n);
     if (rc) return rc;
     struct narmai_epoch *e;
-    if ((rc = narmai_epoch_open(w, type, &e))) return rc;
+    if ((rc = narmai_epoch_open_spared(w, type, &e))) return rc;
     if ((rc = narmai_epoch_members(e, n))) {
         narmai_epoch_free(w, e);
         return rc;

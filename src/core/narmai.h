@@ -135,8 +135,9 @@ struct narmai_uq_bin;
  * max(NARMAI_UQ_IDLE_BINS_MIN, 2 x live bins) empty bins stay in the hash, and
  * at most the _MAX free entries and bins are cached. */
 /* A notification drained from the ring cannot be refused: the queue keeps a reserve of
- * entries and bins, made with the window, which a push takes only when malloc fails (and
- * returns to as entries are matched), so a passing shortage loses nothing. */
+ * entries and bins, made with the window, which a push takes only when malloc fails (made
+ * again by the next NARMA_Start of a notification request), so a passing shortage loses
+ * nothing. The caches' caps count beyond the reserve. */
 enum {
     NARMAI_UQ_IDLE_BINS_MIN = 64,
     NARMAI_UQ_CACHED_ENTRIES_MAX = 256,

@@ -126,7 +126,7 @@ static struct narmai_uq_bin *bin_find(struct narmai_uq *q, int32_t kind, int32_t
  * are freed on the way when free_idle is set. */
 static void bin_free(struct narmai_uq *q, struct narmai_uq_bin *b)
 {
-    if (q->nfreebins < NARMAI_UQ_CACHED_BINS_MAX) {
+    if (q->nfreebins < NARMAI_UQ_CACHED_BINS_MAX + NARMAI_UQ_RESERVE_BINS) {
         b->hnext = q->freebins;
         q->freebins = b;
         q->nfreebins++;
@@ -282,7 +282,7 @@ int narmai_uq_pop(struct narmai_uq *q, int32_t src, int32_t tag, int32_t *out_sr
         narmau_dlist_remove(&e->bin[k]);
     }
     bins_idled(q, idled);
-    if (q->nfree < NARMAI_UQ_CACHED_ENTRIES_MAX) {
+    if (q->nfree < NARMAI_UQ_CACHED_ENTRIES_MAX + NARMAI_UQ_RESERVE_ENTRIES) {
         e->next_free = q->freelist;
         q->freelist = e;
         q->nfree++;
@@ -341,6 +341,11 @@ void narmai_notify_arrived(struct narmai_win *w, int32_t src, int32_t tag, int64
 int narmai_notify_start(struct narmai_request *r)
 {
     struct narmai_win *w = r->win;
+    /* A reserve spent in a shortage is made again here, where a failure harms nothing (bins,
+     * unlike entries, come back only with a sweep). */
+    if (__builtin_expect(
+            w->uq.nfreebins < NARMAI_UQ_RESERVE_BINS || w->uq.nfree < NARMAI_UQ_RESERVE_ENTRIES, 0))
+        (void)narmai_uq_reserve(&w->uq);
     r->matched = 0;
     r->st_src = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;

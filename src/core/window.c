@@ -137,7 +137,8 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
      * later one reuses the epoch the previous fence closed); a notification drained from the
      * ring always finds room in the unexpected queue. */
     if (!w->lock_ep || !w->acc_member || !w->a_req || !w->e_open || !w->iota ||
-        narmai_uq_reserve(&w->uq) != NARMA_SUCCESS || narmai_epoch_reserve(w, 2) != NARMA_SUCCESS) {
+        narmai_uq_reserve(&w->uq) != NARMA_SUCCESS ||
+        narmai_epoch_reserve(w, NARMAI_EPOCH_SPARES) != NARMA_SUCCESS) {
         rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "window state");
     } else {
         for (int i = 0; i < w->t.size; i++)

@@ -77,7 +77,7 @@ static uint64_t stores, misses;
 static uint64_t rows[NROW][ROWLEN] __attribute__((aligned(PAGE))); /* 2 KiB: one page */
 static MPI_Comm row_comm[NROW];
 static long row_rounds;
-/* Creation and free take turns under MPICH only (see the header). */
+/* Creations take turns; frees too under MPICH (see the header). */
 static struct test_turns row_turns = TEST_TURNS_INIT(NROW);
 
 static uint64_t *nb_lo(void) { return (uint64_t *)block; }
@@ -266,6 +266,8 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Get_library_version(lib, &liblen));
     const int mpich = strstr(lib, "MPICH") != NULL;
     row_turns.enabled = (int)env_long("NARMA_THREADS_TEST_TURNS", mpich ? TEST_TURNS_ALL : 1);
+    CHECK(row_turns.enabled >= 0 && row_turns.enabled <= TEST_TURNS_ALL,
+          "NARMA_THREADS_TEST_TURNS=%d: a mask of 1 (creation) and 2 (free)", row_turns.enabled);
     if (env_long("NARMA_THREADS_TEST_SERIAL", 0)) row_turns.enabled = 0; /* one thread at a time */
     for (int t = 0; t < NROW; t++)
         CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &row_comm[t]));
