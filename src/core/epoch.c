@@ -335,9 +335,9 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     struct narmai_epoch *e = current_for(w, tmpl->target, &rc);
     if (e == NULL) return rc;
     if (e->failed) return e->err; /* e.g. the lock attempt failed: nothing can be issued */
-    e->nops++;
-    w->op_seq++;
     if (narmau_dlist_empty(&e->ops) && narmai_epoch_target_ready(w, e, tmpl->target)) {
+        e->nops++;
+        w->op_seq++;
         struct narmai_op op = *tmpl;
         return narmai_op_issue(w, &op);
     }
@@ -351,18 +351,15 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
         narmau_dtype_get(tmpl->otype, &od) == NARMA_SUCCESS && od->contiguous &&
         (size_t)tmpl->ocount * (size_t)od->size <= NARMAI_KEEP_ORIGIN_MAX)
         keep = (size_t)tmpl->ocount * (size_t)od->size;
+    /* Counted once recorded: an operation that could not be (no memory) leaves an empty fence
+     * epoch empty, so that it still gives way to a lock or PSCW epoch. */
     struct narmai_op *op = malloc(sizeof(*op) + keep);
-    if (op == NULL) {
-        e->nops--; /* nothing recorded: an empty fence epoch must still give way */
-        w->op_seq--;
-        return NARMAU_ERR(NARMA_ERR_NO_MEM, "recorded operation");
-    }
+    if (op == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "recorded operation");
     *op = *tmpl;
     if (keep > 0) {
         memcpy(op + 1, (const char *)tmpl->oaddr + od->true_lb, keep);
         op->oaddr = (const char *)(op + 1) - od->true_lb;
     }
-    op->seq = w->op_seq;
     /* Hold the datatypes one by one, so a failure frees only our duplicates. */
     int held = 0;
     if (narmai_type_hold(&op->otype) == 0) {
@@ -376,10 +373,10 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
         if (held > 1) narmai_type_release(&op->rtype);
         if (held > 0) narmai_type_release(&op->otype);
         free(op);
-        e->nops--;
-        w->op_seq--;
         return NARMAU_ERR(NARMA_ERR_TYPE, "cannot hold datatype for a deferred operation");
     }
+    e->nops++;
+    op->seq = ++w->op_seq;
     w->nrecorded++;
     if (op->req != NULL) { /* NARMA_Request_free detaches the request through ctx */
         op->req->state = NARMAI_REQ_ACTIVE;

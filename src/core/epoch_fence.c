@@ -24,9 +24,9 @@ static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
      * fence needs no spare for its successor: the epoch it closes is done, hence cached, when
      * the successor opens; it allocates nothing once the window's two reserved epochs are
      * there (the calls opening lock and PSCW epochs keep them, narmai_epoch_open_spared). */
-    const int opens = (old == NULL) + (request != NULL && !(assert &MPI_MODE_NOSUCCEED));
-    if ((rc = narmai_epoch_reserve(w, opens))) return rc;
     const int first = old == NULL;
+    const int opens = first + (request != NULL && !(assert &MPI_MODE_NOSUCCEED));
+    if ((rc = narmai_epoch_reserve(w, opens))) return rc;
     if (first) { /* the first fence still synchronises: close an empty epoch */
         if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &old))) return rc;
     }
