@@ -426,12 +426,28 @@ static int pacc_init(int kind, const void *oaddr, int ocount, MPI_Datatype otype
         free(a);
         return NARMAU_ERR(NARMA_ERR_TYPE, "target datatype");
     }
-    struct narmai_request *r = narmai_request_new(NARMAI_REQ_PACC, w);
-    if (r == NULL) {
+    /* What the first start would allocate is made here: the held copies' descriptions (new
+     * handles, described on first use) and the transport's state toward target. A start then
+     * needs memory only for what the access itself stages (an accumulate's repacked origin, a
+     * dynamic window's split access), so a Startall of prepared accesses starts all or none. A
+     * type narma cannot describe is left to the start, which reports it as before. */
+    struct narmai_request *r = NULL;
+    rc = NARMA_SUCCESS;
+    if (target != MPI_PROC_NULL) {
+        const narmau_dtype *d;
+        if (narmau_dtype_get(a->otype, &d) == NARMA_ERR_NO_MEM ||
+            narmau_dtype_get(a->ttype, &d) == NARMA_ERR_NO_MEM)
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "datatype description");
+        else
+            rc = narmat_notify_prep(&w->t, target);
+    }
+    if (rc == NARMA_SUCCESS && (r = narmai_request_new(NARMAI_REQ_PACC, w)) == NULL)
+        rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
+    if (rc != NARMA_SUCCESS) {
         if (a->ttype != a->otype) narmai_type_release(&a->ttype);
         narmai_type_release(&a->otype);
         free(a);
-        return NARMAU_ERR(NARMA_ERR_NO_MEM, "request");
+        return rc;
     }
     r->state = NARMAI_REQ_INACTIVE;
     r->pacc = a;

@@ -424,8 +424,10 @@ int NARMA_Start(NARMA_Request *request)
 }
 
 /* Every entry is checked before any is started, so a refused array starts nothing (it used to
- * start the entries before the bad one). A start that fails past the checks (a window freed
- * under a persistent access) still leaves the entries before it started, as MPI_Startall may. */
+ * start the entries before the bad one). Starts take no memory (the inits made what they need)
+ * except a persistent accumulate's staging of a repacked origin and a dynamic window's split
+ * access; a start failing there, or failing past the checks in MPI (a lock the epoch lost),
+ * leaves the entries before it started, as MPI_Startall may. */
 int NARMA_Startall(int count, NARMA_Request reqs[])
 {
     NARMAI_API_LOCK();

@@ -51,6 +51,8 @@ int narmat_pput_nostart(struct narmat_win *w, const struct narmat_pput *p)
     return NARMAU_ERR(NARMA_ERR_INTERN, "no prepared puts on transport %s", narmat_name(w));
 }
 
+int narmat_notify_prep_none(struct narmat_win *w, int target) { return NARMA_SUCCESS; }
+
 /* The table is read at the offsets this build of the core expects: a table
  * built against another layout (an entry added or removed) would be called
  * through the wrong pointers. Its size is the version check. A broken build,

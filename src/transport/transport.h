@@ -113,7 +113,7 @@ enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
  * the arg poll() was given; src is a rank of the context poll() was called on. */
 typedef void (*narmat_note_cb)(void *arg, int32_t src, int32_t tag, int64_t bytes);
 
-#define NARMAT_OPS_VERSION 6
+#define NARMAT_OPS_VERSION 7
 
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
@@ -196,6 +196,11 @@ struct narmat_ops {
     /* A start of what pput_prep prepared: exactly put_notify with pput_prep's arguments
      * (NARMAT_AGAIN, nothing done, while the ring is full). */
     int (*pput_start)(struct narmat_win *w, const struct narmat_pput *p);
+    /* Make now what a notified access toward target will need of this context's memory
+     * (per-target state it would otherwise allocate at the first access), so that the starts
+     * of a persistent notified access allocate nothing there (a Startall then fails, if at all,
+     * before it started any). NARMA_ERR_NO_MEM when it cannot; no network operation. */
+    int (*notify_prep)(struct narmat_win *w, int target);
     /* A notification of `kind` and `bytes` whose data another path moves: claim room in
      * target's ring (NARMAT_AGAIN, with nothing done, when full), call move(move_arg) (the
      * data access, complete at the target when it returns), then publish the notification
@@ -300,6 +305,8 @@ int narmat_pput_none(struct narmat_win *w, const void *oaddr, int ocount, MPI_Da
                      int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
                      struct narmat_pput *p);
 int narmat_pput_nostart(struct narmat_win *w, const struct narmat_pput *p);
+/* notify_prep for a transport whose notified accesses allocate nothing per target. */
+int narmat_notify_prep_none(struct narmat_win *w, int target);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
 static inline const char *narmat_name(const struct narmat_win *w) { return w->ops->name; }
@@ -390,6 +397,10 @@ static inline int narmat_pput_prep(struct narmat_win *w, const void *oaddr, int 
 static inline int narmat_pput_start(struct narmat_win *w, const struct narmat_pput *p)
 {
     return w->ops->pput_start(w, p);
+}
+static inline int narmat_notify_prep(struct narmat_win *w, int target)
+{
+    return w->ops->notify_prep(w, target);
 }
 static inline int narmat_get_notify(struct narmat_win *w, void *oaddr, int ocount,
                                     MPI_Datatype otype, int target, MPI_Aint disp, int tcount,

@@ -8,7 +8,9 @@
  *
  *   void failalloc_arm(long nth);   count from now on; fail the nth (1-based); 0 disarms
  *   long failalloc_count(void);     allocations by libnarma since the last arm
- *   long failalloc_failed(void);    how many were failed since the last arm (0 or 1)
+ *   long failalloc_failed(void);    how many were failed since the last arm
+ *   void failalloc_arm_all(int on); count from now on; fail every one while on (a shortage
+ *                                   that lasts: what narma keeps in reserve must carry it)
  *
  * Found by the test with dlsym(RTLD_DEFAULT, ...). Built only without sanitizers (their
  * runtimes must be the first allocator in the process).
@@ -35,6 +37,7 @@ static struct {
 } ranges[MAX_RANGES];
 static int nranges = -1; /* -1: not looked up yet */
 static long armed_at, count, failed;
+static int fail_all; /* failalloc_arm_all */
 
 static int find_narma(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -56,7 +59,7 @@ static int find_narma(struct dl_phdr_info *info, size_t size, void *data)
 /* Whether this allocation, asked for from ra, is the one to fail. */
 static int fail_now(const void *ra)
 {
-    if (armed_at <= 0) return 0;
+    if (armed_at <= 0 && !fail_all) return 0;
     if (nranges < 0) {
         nranges = 0;
         dl_iterate_phdr(find_narma, NULL);
@@ -66,7 +69,7 @@ static int fail_now(const void *ra)
     for (int i = 0; i < nranges && !ours; i++)
         ours = a >= ranges[i].lo && a < ranges[i].hi;
     if (!ours) return 0;
-    if (++count != armed_at) return 0;
+    if (++count != armed_at && !fail_all) return 0;
     failed++;
     if (getenv("NARMA_TEST_FAILALLOC_TRACE") != NULL) {
         Dl_info di;
@@ -85,6 +88,15 @@ static int fail_now(const void *ra)
 void failalloc_arm(long nth)
 {
     armed_at = nth;
+    fail_all = 0;
+    count = 0;
+    failed = 0;
+}
+
+void failalloc_arm_all(int on)
+{
+    armed_at = 0;
+    fail_all = on;
     count = 0;
     failed = 0;
 }

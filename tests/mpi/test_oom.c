@@ -35,6 +35,7 @@
 #endif
 
 static void (*fa_arm)(long);
+static void (*fa_arm_all)(int);
 static long (*fa_count)(void);
 static long (*fa_failed)(void);
 
@@ -237,6 +238,41 @@ static void scenario(void)
         CHECK(arr[i] == val(left, i), "run %ld: word %d of the vector put is %llx", run_n, i,
               (unsigned long long)arr[i]);
 
+    /* Persistent notified accesses on the Win_create window, never notified before: a
+     * contiguous put (words 40..43), a derived type's put (24, 26, 28, 30) and an accumulate
+     * (word 50),
+     * started by one Startall, which starts all or none (a retry of a Startall that started
+     * some would find them active): on mpi the first start would make the records toward the
+     * target, the second the description of the held copy of the type. */
+    {
+        NARMA_Request ps[3], pn = NARMA_REQUEST_NULL;
+        int64_t inc = 1;
+        LOCAL(NARMA_Put_notify_init(src + 40, 4, MPI_INT64_T, right, 40, 4, MPI_INT64_T, w2,
+                                    TAG + 5, &ps[0]));
+        LOCAL(NARMA_Put_notify_init(src + 24, 1, vec, right, 24, 1, vec, w2, TAG + 5, &ps[1]));
+        LOCAL(NARMA_Accumulate_notify_init(&inc, 1, MPI_INT64_T, right, 50, 1, MPI_INT64_T,
+                                           NARMA_SUM, w2, TAG + 5, &ps[2]));
+        LOCAL(NARMA_Notify_init(w2, left, TAG + 5, 3, &pn));
+        LOCAL(NARMA_Start(&pn));
+        LOCAL(NARMA_Win_lock_all(0, w2));
+        LOCAL(NARMA_Startall(3, ps));
+        LOCAL(NARMA_Waitall(3, ps, MPI_STATUSES_IGNORE));
+        LOCAL(NARMA_Win_unlock_all(w2));
+        LOCAL(NARMA_Wait(&pn, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 3; i++)
+            LOCAL(NARMA_Request_free(&ps[i]));
+        LOCAL(NARMA_Request_free(&pn));
+        for (int i = 24; i < 31; i += 2)
+            CHECK(arr[i] == val(left, i), "run %ld: word %d of the persistent vector put is %llx",
+                  run_n, i, (unsigned long long)arr[i]);
+        for (int i = 40; i < 44; i++)
+            CHECK(arr[i] == val(left, i), "run %ld: word %d of the persistent put is %llx", run_n,
+                  i, (unsigned long long)arr[i]);
+        CHECK(arr[50] == 1, "run %ld: word 50 is %lld after one persistent accumulate", run_n,
+              (long long)arr[50]);
+        MPI_Barrier(MPI_COMM_WORLD); /* arr is read before the next access reaches it */
+    }
+
     /* PSCW with the neighbours, on the dynamic window. */
     CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
     int nb[2] = {left, right};
@@ -284,6 +320,28 @@ static void scenario(void)
     for (int i = 0; i < 8; i++)
         CHECK(back[i] == src[i], "run %ld: word %d got back is %llx", run_n, i,
               (unsigned long long)back[i]);
+    /* A Put that cannot be recorded (the fence epoch an ifence opened, still pending) leaves
+     * the epoch empty: not made again, the epoch gives way to a lock_all epoch that carries the
+     * Put instead (a count left at one would refuse the lock_all), then the closing fences
+     * pair on every rank. */
+    {
+        NARMA_Request fr[2];
+        LOCAL(NARMA_Win_ifence(0, w1, &fr[0]));
+        where(__LINE__, "NARMA_Put in a pending fence epoch");
+        const long before = fa_failed();
+        const int rc = NARMA_Put(src + 44, 1, MPI_INT64_T, right, 44, 1, MPI_INT64_T, w1);
+        if (rc != NARMA_SUCCESS) {
+            local_failed(__LINE__, "NARMA_Put in a pending fence epoch", rc, fa_failed() > before);
+            LOCAL(NARMA_Win_lock_all(0, w1));
+            LOCAL(NARMA_Put(src + 44, 1, MPI_INT64_T, right, 44, 1, MPI_INT64_T, w1));
+            LOCAL(NARMA_Win_unlock_all(w1));
+        }
+        LOCAL(NARMA_Win_ifence(MPI_MODE_NOSUCCEED, w1, &fr[1]));
+        LOCAL(NARMA_Waitall(2, fr, MPI_STATUSES_IGNORE));
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(mem[44] == val(left, 44), "run %ld: word 44 of the fence-or-lock put is %llx", run_n,
+              (unsigned long long)mem[44]);
+    }
     int64_t one = 1, old = -1;
     LOCAL(NARMA_Win_ilock_all(0, w1, &ereq));
     LOCAL(NARMA_Wait(&ereq, MPI_STATUS_IGNORE));
@@ -339,6 +397,59 @@ static void scenario(void)
     free(dyn);
 }
 
+/* A shortage that lasts: notifications queued while every allocation of libnarma fails live
+ * on the unexpected queue's reserve (8 entries, 24 bins); the next Start of a notification
+ * request makes the reserve again, so each round may spend all of it (bins, unlike entries,
+ * come back only with a sweep: without the remaking, the fourth round would find none). Each
+ * round every rank sends 8 notifications of 8 tags not used before (8 new bins) to its right
+ * neighbour, and
+ * drains its own ring with every allocation failing (without the reserve, or with one spent
+ * and not made again, narma would stop the job: a notification cannot be refused once the
+ * ring gave it up); then one request takes all 24, in order. */
+static void uq_shortage(void)
+{
+    enum { NOTES = 8, ROUNDS = 5, TAG0 = 1000 };
+    int64_t *mem = NULL;
+    NARMA_Win w = NARMA_WIN_NULL;
+    long failed = 0;
+    CHECK_RC(NARMA_Win_allocate(8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &w));
+    CHECK_RC(NARMA_Win_lock_all(0, w));
+    for (int round = 0; round < ROUNDS; round++) {
+        snprintf(test_detail, sizeof test_detail, "round %d", round);
+        for (int i = 0; i < NOTES; i++)
+            CHECK_RC(NARMA_Put_notify(NULL, 0, MPI_BYTE, right, 0, 0, MPI_BYTE, w,
+                                      TAG0 + round * NOTES + i));
+        CHECK_RC(NARMA_Win_flush(right, w));
+        MPI_Barrier(MPI_COMM_WORLD); /* every record is in its target's ring */
+        NARMA_Request none = NARMA_REQUEST_NULL, all = NARMA_REQUEST_NULL;
+        CHECK_RC(NARMA_Notify_init(w, left, 1, 1, &none)); /* tag 1: nobody sends it */
+        CHECK_RC(NARMA_Start(&none));
+        fa_arm_all(1);
+        int flag = 0;
+        for (int p = 0; p < 200; p++)
+            CHECK_RC(NARMA_Test(&none, &flag, MPI_STATUS_IGNORE));
+        failed += fa_failed();
+        fa_arm_all(0);
+        CHECK(!flag, "round %d: the request for tag 1 completed", round);
+        CHECK_RC(NARMA_Request_free(&none));
+        CHECK_RC(NARMA_Notify_init(w, left, NARMA_ANY_TAG, NOTES, &all));
+        CHECK_RC(NARMA_Start(&all));
+        MPI_Status st;
+        CHECK_RC(NARMA_Wait(&all, &st));
+        CHECK(st.MPI_SOURCE == left && st.MPI_TAG == TAG0 + round * NOTES + NOTES - 1,
+              "round %d: the last of %d notifications is (%d, %d), not (%d, %d)", round, NOTES,
+              st.MPI_SOURCE, st.MPI_TAG, left, TAG0 + round * NOTES + NOTES - 1);
+        CHECK_RC(NARMA_Request_free(&all));
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    CHECK_RC(NARMA_Win_unlock_all(w));
+    CHECK_RC(NARMA_Win_free(&w));
+    CHECK(failed >= ROUNDS,
+          "only %ld allocations failed while the queue filled: the test "
+          "no longer reaches the reserve",
+          failed);
+}
+
 static void sweep(int asymmetric)
 {
     asym = asymmetric;
@@ -384,6 +495,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fa_arm = (void (*)(long))dlsym(RTLD_DEFAULT, "failalloc_arm");
+    fa_arm_all = (void (*)(int))dlsym(RTLD_DEFAULT, "failalloc_arm_all");
     fa_count = (long (*)(void))dlsym(RTLD_DEFAULT, "failalloc_count");
     fa_failed = (long (*)(void))dlsym(RTLD_DEFAULT, "failalloc_failed");
     test_init(&argc, &argv, "test_oom", 590);
@@ -391,7 +503,7 @@ int main(int argc, char **argv)
     size = test_size;
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
-    CHECK(fa_count && fa_failed, "tests/failalloc is incomplete");
+    CHECK(fa_count && fa_failed && fa_arm_all, "tests/failalloc is incomplete");
     verbose = (int)env_long("NARMA_TEST_OOM_VERBOSE", 0);
 
     test_phase("every rank fails its Nth allocation");
@@ -400,6 +512,8 @@ int main(int argc, char **argv)
         test_phase("rank 0 alone fails its Nth allocation");
         sweep(1);
     }
+    test_phase("the unexpected queue through a lasting shortage");
+    uq_shortage();
     test_phase("a run with nothing failing");
     run_n = 0;
     scenario();

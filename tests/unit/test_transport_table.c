@@ -82,6 +82,7 @@ static void test_table(const struct narmat_ops *t, const char *name)
     ENTRY(ticket_done);
     ENTRY(pput_prep);
     ENTRY(pput_start);
+    ENTRY(notify_prep);
     ENTRY(note);
     ENTRY(poll);
     ENTRY(ctl_add);

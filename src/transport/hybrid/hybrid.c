@@ -388,6 +388,12 @@ static int hyb_pput_prep(struct narmat_win *w, const void *oaddr, int ocount, MP
                : NARMAT_NO_PREP;
 }
 
+static int hyb_notify_prep(struct narmat_win *w, int target)
+{
+    int s = via_shm(w, target);
+    return s >= 0 ? narmat_notify_prep(&hy(w)->shm, s) : narmat_notify_prep(&hy(w)->mpi, target);
+}
+
 static int hyb_pput_start(struct narmat_win *w, const struct narmat_pput *p)
 {
     return narmat_pput_start(&hy(w)->shm, p);
@@ -572,6 +578,7 @@ const struct narmat_ops narmat_hybrid_ops = {
     .ticket_done = hyb_ticket_done,
     .pput_prep = hyb_pput_prep,
     .pput_start = hyb_pput_start,
+    .notify_prep = hyb_notify_prep,
     .note = hyb_note,
     .poll = hyb_poll,
     .ctl_add = hyb_ctl_add,

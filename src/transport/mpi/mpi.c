@@ -1646,6 +1646,19 @@ static int narmat_mpi_join(struct narmat_win *w, int target)
     return NARMA_SUCCESS;
 }
 
+/* The records of my sub-ring at target, made at the first notified access toward it (or
+ * before, by notify_prep: a persistent access's init). */
+static int narmat_mpi_notify_prep(struct narmat_win *w, int target)
+{
+    struct narmat_mpi *t = tp_of(w);
+    if (t->out[target] == NULL) {
+        t->out[target] = calloc(t->slots, sizeof(struct narmat_mpi_rec));
+        if (t->out[target] == NULL)
+            return NARMAU_ERR(NARMA_ERR_NO_MEM, "notification records to rank %d", target);
+    }
+    return NARMA_SUCCESS;
+}
+
 /* Step 1: is there a free slot in my sub-ring at target? The credit word is local memory
  * (the target writes it), so this costs no network operation; NARMAT_AGAIN (nothing issued)
  * when the sub-ring is full. The first time, also join target's list of origins. */
@@ -1653,11 +1666,8 @@ static int narmat_mpi_reserve(struct narmat_win *w, int target)
 {
     struct narmat_mpi *t = tp_of(w);
     int rc;
-    if (t->out[target] == NULL) {
-        t->out[target] = calloc(t->slots, sizeof(struct narmat_mpi_rec));
-        if (t->out[target] == NULL)
-            return NARMAU_ERR(NARMA_ERR_NO_MEM, "notification records to rank %d", target);
-    }
+    if (__builtin_expect(t->out[target] == NULL, 0) && (rc = narmat_mpi_notify_prep(w, target)))
+        return rc;
     if (!t->joined[target] && (rc = narmat_mpi_join(w, target))) return rc;
     if (t->pos[target] - t->hd[target] < t->slots) return NARMA_SUCCESS;
     /* Full: records still waiting here cannot be consumed, so no credit could come back. */
@@ -2050,6 +2060,7 @@ const struct narmat_ops narmat_mpi_ops = {
     .ticket_done = narmat_ticket_none,
     .pput_prep = narmat_pput_none,
     .pput_start = narmat_pput_nostart,
+    .notify_prep = narmat_mpi_notify_prep,
     .poll = narmat_mpi_poll,
     .ctl_add = narmat_mpi_ctl_add,
     .ctl_cas = narmat_mpi_ctl_cas,

@@ -1311,6 +1311,7 @@ const struct narmat_ops narmat_shm_ops = {
     .ticket_done = shm_ticket_done,
     .pput_prep = shm_pput_prep,
     .pput_start = shm_pput_start,
+    .notify_prep = narmat_notify_prep_none,
     .note = shm_note,
     .poll = shm_poll,
     .ctl_add = shm_ctl_add,
