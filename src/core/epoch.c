@@ -655,12 +655,18 @@ int narmai_test_fault(uint32_t *countdown, int sticky)
     return 1;
 }
 
+int narmai_fence_empty(const struct narmai_win *w)
+{
+    const struct narmai_epoch *f = w->cur_access;
+    return f != NULL && f->type == NARMAI_EP_FENCE && f->nops == 0;
+}
+
 /* An empty fence epoch left open by the last fence yields to other
  * synchronisation (post, start, lock, lock_all), as MPI allows. */
 void narmai_fence_yield(struct narmai_win *w)
 {
-    struct narmai_epoch *f = w->cur_access;
-    if (f != NULL && f->type == NARMAI_EP_FENCE && f->nops == 0) {
+    if (narmai_fence_empty(w)) {
+        struct narmai_epoch *f = w->cur_access;
         w->cur_access = NULL;
         narmai_epoch_free(w, f);
     }

@@ -153,6 +153,11 @@ static inline void narmai_epoch_error(struct narmai_epoch *e, int rc)
 /* Test-only fault injection (NARMA_TEST_FAIL_REPLAY, NARMA_TEST_FAIL_LOCK; epoch.c). */
 void narmai_test_faults_init(struct narmai_win *w);
 int narmai_test_fault(uint32_t *countdown, int sticky);
+/* The access epoch open now is an empty fence epoch, which gives way to the other
+ * synchronisation (post, start, lock, lock_all) as MPI allows: the opening call checks its
+ * conflicts as if it were gone, and gives it up (narmai_fence_yield) only once nothing can fail,
+ * so a call that fails (no memory) leaves it open. */
+int narmai_fence_empty(const struct narmai_win *w);
 void narmai_fence_yield(struct narmai_win *w);
 
 /* An epoch call's assert: 0 or an OR of MPI_MODE_* values. Bits that are no MPI_MODE_* value

@@ -188,8 +188,8 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
     if (rank == MPI_PROC_NULL) return narmai_proc_null(w, request);
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     if ((rc = check_rank(w, rank))) return rc;
-    narmai_fence_yield(w);
-    if (w->cur_access != NULL)
+    const int yield = narmai_fence_empty(w);
+    if (w->cur_access != NULL && !yield)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
     if (w->lock_ep[rank] != NULL)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "rank %d is already locked", rank);
@@ -203,6 +203,7 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
         narmai_epoch_free(w, e);
         return rc;
     }
+    if (yield) narmai_fence_yield(w);
     w->lock_ep[rank] = e;
     w->nlock_open++;
     narmai_epoch_progress(w);
@@ -232,8 +233,8 @@ static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     int rc = narmai_assert_check(assert);
     if (rc) return rc;
-    narmai_fence_yield(w);
-    if (w->cur_access != NULL || w->nlock_open)
+    const int yield = narmai_fence_empty(w);
+    if ((w->cur_access != NULL && !yield) || w->nlock_open)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "another access epoch is open");
     uint8_t *held = calloc((size_t)w->t.size, 1);
     struct narmai_epoch *e;
@@ -252,6 +253,7 @@ static int ilock_all_impl(int assert, NARMA_Win w, NARMA_Request *request)
         narmai_epoch_free(w, e); /* frees held_all */
         return rc;
     }
+    if (yield) narmai_fence_yield(w);
     w->cur_access = e;
     narmai_epoch_progress(w);
     return NARMA_SUCCESS;

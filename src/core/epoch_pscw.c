@@ -39,8 +39,9 @@ static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *r
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     int rc = narmai_assert_check(assert);
     if (rc) return rc;
-    narmai_fence_yield(w);
-    if (w->cur_exposure != NULL || (w->cur_access && w->cur_access->type == NARMAI_EP_FENCE))
+    const int yield = narmai_fence_empty(w);
+    if (w->cur_exposure != NULL ||
+        (w->cur_access && w->cur_access->type == NARMAI_EP_FENCE && !yield))
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "an exposure epoch is already open");
     struct narmai_epoch *e;
     rc = open_group_epoch(w, NARMAI_EP_EXPOSURE, group, assert, &e);
@@ -49,6 +50,7 @@ static int ipost_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *r
         narmai_epoch_free(w, e);
         return rc;
     }
+    if (yield) narmai_fence_yield(w);
     w->cur_exposure = e;
     narmai_epoch_progress(w); /* activate now if nothing is ahead: grants go out at once */
     return NARMA_SUCCESS;
@@ -59,8 +61,8 @@ static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *
     if (!narmai_win_ok(w)) return NARMAU_ERR(NARMA_ERR_WIN, "invalid window");
     int rc = narmai_assert_check(assert);
     if (rc) return rc;
-    narmai_fence_yield(w);
-    if (w->cur_access != NULL || w->nlock_open)
+    const int yield = narmai_fence_empty(w);
+    if ((w->cur_access != NULL && !yield) || w->nlock_open)
         return NARMAU_ERR(NARMA_ERR_RMA_CONFLICT, "an access epoch is already open");
     struct narmai_epoch *e;
     rc = open_group_epoch(w, NARMAI_EP_ACCESS, group, assert, &e);
@@ -69,6 +71,7 @@ static int istart_impl(MPI_Group group, int assert, NARMA_Win w, NARMA_Request *
         narmai_epoch_free(w, e);
         return rc;
     }
+    if (yield) narmai_fence_yield(w);
     for (int i = 0; i < e->n; i++)
         w->acc_member[e->ranks[i]] = i + 1;
     w->cur_access = e;

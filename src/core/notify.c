@@ -428,9 +428,9 @@ static int pacc_init(int kind, const void *oaddr, int ocount, MPI_Datatype otype
     }
     /* What the first start would allocate is made here: the held copies' descriptions (new
      * handles, described on first use) and the transport's state toward target. A start then
-     * needs memory only for what the access itself stages (an accumulate's repacked origin, a
-     * dynamic window's split access), so a Startall of prepared accesses starts all or none. A
-     * type narma cannot describe is left to the start, which reports it as before. */
+     * needs memory only on a dynamic window, for an accumulate's repacked origin or a type
+     * copied through MPI_Pack, so a Startall of other accesses starts all or none. A type
+     * narma cannot describe is left to the start, which reports it as before. */
     struct narmai_request *r = NULL;
     rc = NARMA_SUCCESS;
     if (target != MPI_PROC_NULL) {

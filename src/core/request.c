@@ -425,9 +425,9 @@ int NARMA_Start(NARMA_Request *request)
 
 /* Every entry is checked before any is started, so a refused array starts nothing (it used to
  * start the entries before the bad one). Starts take no memory (the inits made what they need)
- * except a persistent accumulate's staging of a repacked origin and a dynamic window's split
- * access; a start failing there, or failing past the checks in MPI (a lock the epoch lost),
- * leaves the entries before it started, as MPI_Startall may. */
+ * except on dynamic windows, for a persistent accumulate's repacked origin and for types
+ * copied through MPI_Pack; a start failing there, or failing past the checks in MPI, leaves
+ * the entries before it started, as MPI_Startall may. */
 int NARMA_Startall(int count, NARMA_Request reqs[])
 {
     NARMAI_API_LOCK();

@@ -135,6 +135,24 @@ static int64_t val(int origin, int i)
     return (int64_t)origin << 32 | (int64_t)(run_n & 0xffffff) << 8 | i;
 }
 
+/* After a barrier every origin's notified accesses have arrived: none may be left over on w
+ * (a failed call that notified anyway, or a retried one that notified twice). */
+static void no_leftover(NARMA_Win w, const char *which)
+{
+    NARMA_Request any = NARMA_REQUEST_NULL;
+    MPI_Status st;
+    int flag = 0;
+    LOCAL(NARMA_Notify_init(w, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
+    LOCAL(NARMA_Start(&any));
+    for (int p = 0; p < 100 && !flag; p++)
+        LOCAL(NARMA_Test(&any, &flag, &st));
+    CHECK(!flag,
+          "run %ld: a notification (source %d, tag %d) was left over on the %s window (a failed "
+          "call that notified anyway?)",
+          run_n, st.MPI_SOURCE, st.MPI_TAG, which);
+    CHECK_RC(NARMA_Request_free(&any));
+}
+
 /* One run of the scenario: every call succeeds in the end, every value arrives. */
 static void scenario(void)
 {
@@ -211,19 +229,7 @@ static void scenario(void)
     CHECK(mem[61] == 1, "run %ld: word 61 is %lld after one Rget_accumulate_notify", run_n,
           (long long)mem[61]);
     MPI_Barrier(MPI_COMM_WORLD); /* every origin's puts are done: no notification is left */
-    {
-        NARMA_Request any = NARMA_REQUEST_NULL;
-        int flag = 0;
-        LOCAL(NARMA_Notify_init(w1, NARMA_ANY_SOURCE, NARMA_ANY_TAG, 1, &any));
-        LOCAL(NARMA_Start(&any));
-        for (int p = 0; p < 100 && !flag; p++)
-            LOCAL(NARMA_Test(&any, &flag, &st));
-        CHECK(!flag,
-              "run %ld: a notification (source %d, tag %d) was left over (a failed call "
-              "that notified anyway?)",
-              run_n, st.MPI_SOURCE, st.MPI_TAG);
-        CHECK_RC(NARMA_Request_free(&any));
-    }
+    no_leftover(w1, "Win_allocate");
     for (int i = 0; i < 24; i++)
         CHECK(mem[i] == val(left, i), "run %ld: word %d of the notified puts is %llx", run_n, i,
               (unsigned long long)mem[i]);
@@ -270,7 +276,9 @@ static void scenario(void)
                   i, (unsigned long long)arr[i]);
         CHECK(arr[50] == 1, "run %ld: word 50 is %lld after one persistent accumulate", run_n,
               (long long)arr[50]);
-        MPI_Barrier(MPI_COMM_WORLD); /* arr is read before the next access reaches it */
+        MPI_Barrier(MPI_COMM_WORLD); /* arr is read before the next access reaches it; every
+                                      * start's notification has arrived: none is left over */
+        no_leftover(w2, "Win_create");
     }
 
     /* PSCW with the neighbours, on the dynamic window. */
@@ -342,6 +350,26 @@ static void scenario(void)
         CHECK(mem[44] == val(left, 44), "run %ld: word 44 of the fence-or-lock put is %llx", run_n,
               (unsigned long long)mem[44]);
     }
+    /* An epoch-opening call that fails for memory has done nothing: the empty fence epoch the
+     * last fence opened is still open (it gives way only to a call that succeeds), so the Put
+     * goes there instead (refused if the failed lock_all had closed it). */
+    {
+        COLL(NARMA_Win_fence(0, w1));
+        where(__LINE__, "NARMA_Win_lock_all after a fence");
+        const long before = fa_failed();
+        const int rc = NARMA_Win_lock_all(0, w1);
+        if (rc != NARMA_SUCCESS) {
+            local_failed(__LINE__, "NARMA_Win_lock_all after a fence", rc, fa_failed() > before);
+            LOCAL(NARMA_Put(src + 45, 1, MPI_INT64_T, right, 45, 1, MPI_INT64_T, w1));
+        } else {
+            LOCAL(NARMA_Put(src + 45, 1, MPI_INT64_T, right, 45, 1, MPI_INT64_T, w1));
+            LOCAL(NARMA_Win_unlock_all(w1));
+        }
+        COLL(NARMA_Win_fence(MPI_MODE_NOSUCCEED, w1));
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(mem[45] == val(left, 45), "run %ld: word 45 of the lock-or-fence put is %llx", run_n,
+              (unsigned long long)mem[45]);
+    }
     int64_t one = 1, old = -1;
     LOCAL(NARMA_Win_ilock_all(0, w1, &ereq));
     LOCAL(NARMA_Wait(&ereq, MPI_STATUS_IGNORE));
@@ -400,9 +428,9 @@ static void scenario(void)
 /* A shortage that lasts: notifications queued while every allocation of libnarma fails live
  * on the unexpected queue's reserve (8 entries, 24 bins); the next Start of a notification
  * request makes the reserve again, so each round may spend all of it (bins, unlike entries,
- * come back only with a sweep: without the remaking, the fourth round would find none). Each
- * round every rank sends 8 notifications of 8 tags not used before (8 new bins) to its right
- * neighbour, and
+ * come back only with a sweep: without the remaking, the second round finds too few). Each
+ * round every rank sends 8 notifications of 8 tags not used before (16 new bins: one for the
+ * exact source and tag, one for the tag under any source) to its right neighbour, and
  * drains its own ring with every allocation failing (without the reserve, or with one spent
  * and not made again, narma would stop the job: a notification cannot be refused once the
  * ring gave it up); then one request takes all 24, in order. */
