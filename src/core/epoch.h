@@ -155,8 +155,9 @@ void narmai_test_faults_init(struct narmai_win *w);
 int narmai_test_fault(uint32_t *countdown, int sticky);
 /* The access epoch open now is an empty fence epoch, which gives way to the other
  * synchronisation (post, start, lock, lock_all) as MPI allows: the opening call checks its
- * conflicts as if it were gone, and gives it up (narmai_fence_yield) only once nothing can fail,
- * so a call that fails (no memory) leaves it open. */
+ * conflicts as if it were gone, and gives it up (narmai_fence_yield) only once nothing can fail
+ * for memory, so a call that fails for memory leaves it open (a blocking lock whose attempt
+ * fails in the transport has given it up). */
 int narmai_fence_empty(const struct narmai_win *w);
 void narmai_fence_yield(struct narmai_win *w);
 

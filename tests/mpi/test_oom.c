@@ -352,23 +352,44 @@ static void scenario(void)
     }
     /* An epoch-opening call that fails for memory has done nothing: the empty fence epoch the
      * last fence opened is still open (it gives way only to a call that succeeds), so the Put
-     * goes there instead (refused if the failed lock_all had closed it). */
-    {
+     * goes there instead (refused if the failed call had closed it). Each passive opening in
+     * turn (PSCW openings need the peer's matching call, which may have succeeded). */
+    for (int k = 0; k < 4; k++) {
+        static const char *const opening[4] = {
+            "NARMA_Win_lock_all after a fence", "NARMA_Win_lock after a fence",
+            "NARMA_Win_ilock after a fence", "NARMA_Win_ilock_all after a fence"};
+        NARMA_Request lq = NARMA_REQUEST_NULL;
         COLL(NARMA_Win_fence(0, w1));
-        where(__LINE__, "NARMA_Win_lock_all after a fence");
+        where(__LINE__, opening[k]);
         const long before = fa_failed();
-        const int rc = NARMA_Win_lock_all(0, w1);
-        if (rc != NARMA_SUCCESS) {
-            local_failed(__LINE__, "NARMA_Win_lock_all after a fence", rc, fa_failed() > before);
-            LOCAL(NARMA_Put(src + 45, 1, MPI_INT64_T, right, 45, 1, MPI_INT64_T, w1));
-        } else {
-            LOCAL(NARMA_Put(src + 45, 1, MPI_INT64_T, right, 45, 1, MPI_INT64_T, w1));
-            LOCAL(NARMA_Win_unlock_all(w1));
+        int rc;
+        switch (k) {
+        case 0:
+            rc = NARMA_Win_lock_all(0, w1);
+            break;
+        case 1:
+            rc = NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, w1);
+            break;
+        case 2:
+            rc = NARMA_Win_ilock(MPI_LOCK_EXCLUSIVE, right, 0, w1, &lq);
+            break;
+        default:
+            rc = NARMA_Win_ilock_all(0, w1, &lq);
+            break;
+        }
+        if (rc != NARMA_SUCCESS) local_failed(__LINE__, opening[k], rc, fa_failed() > before);
+        LOCAL(NARMA_Put(src + 45 + k, 1, MPI_INT64_T, right, 45 + k, 1, MPI_INT64_T, w1));
+        if (rc == NARMA_SUCCESS) {
+            if (k == 0 || k == 3)
+                LOCAL(NARMA_Win_unlock_all(w1));
+            else
+                LOCAL(NARMA_Win_unlock(right, w1));
+            if (k >= 2) LOCAL(NARMA_Wait(&lq, MPI_STATUS_IGNORE));
         }
         COLL(NARMA_Win_fence(MPI_MODE_NOSUCCEED, w1));
         MPI_Barrier(MPI_COMM_WORLD);
-        CHECK(mem[45] == val(left, 45), "run %ld: word 45 of the lock-or-fence put is %llx", run_n,
-              (unsigned long long)mem[45]);
+        CHECK(mem[45 + k] == val(left, 45 + k), "run %ld: word %d of the %s put is %llx", run_n,
+              45 + k, opening[k], (unsigned long long)mem[45 + k]);
     }
     int64_t one = 1, old = -1;
     LOCAL(NARMA_Win_ilock_all(0, w1, &ereq));
