@@ -336,10 +336,13 @@ int narmai_rma_submit(struct narmai_win *w, const struct narmai_op *tmpl)
     if (e == NULL) return rc;
     if (e->failed) return e->err; /* e.g. the lock attempt failed: nothing can be issued */
     if (narmau_dlist_empty(&e->ops) && narmai_epoch_target_ready(w, e, tmpl->target)) {
-        e->nops++;
         w->op_seq++;
         struct narmai_op op = *tmpl;
-        return narmai_op_issue(w, &op);
+        rc = narmai_op_issue(w, &op);
+        /* Counted unless the transport refused it for memory (then nothing was issued, and an
+         * empty fence epoch stays empty: it still gives way to a lock or PSCW epoch). */
+        if (rc != NARMA_ERR_NO_MEM) e->nops++;
+        return rc;
     }
     if (e->failed) return e->err; /* the attempt just made failed */
     /* Programs often reuse a put's origin buffer before the epoch closes (MPI

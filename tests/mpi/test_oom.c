@@ -350,6 +350,29 @@ static void scenario(void)
         CHECK(mem[44] == val(left, 44), "run %ld: word 44 of the fence-or-lock put is %llx", run_n,
               (unsigned long long)mem[44]);
     }
+    /* An accumulate issued at once (the fence epoch is ready) that the transport refuses for
+     * memory (a strided origin is staged) leaves the epoch empty: not made again, the epoch
+     * gives way to a lock_all epoch that carries it instead (a count taken before the issue
+     * would refuse the lock_all). Words 52, 54, 56, 58 of src added to 52..55. */
+    {
+        COLL(NARMA_Win_fence(0, w1));
+        where(__LINE__, "NARMA_Accumulate issued at once in a fence epoch");
+        const long before = fa_failed();
+        const int rc = NARMA_Accumulate(src + 52, 1, vec, right, 52, 4, MPI_INT64_T, NARMA_SUM, w1);
+        if (rc != NARMA_SUCCESS) {
+            local_failed(__LINE__, "NARMA_Accumulate issued at once in a fence epoch", rc,
+                         fa_failed() > before);
+            LOCAL(NARMA_Win_lock_all(0, w1));
+            LOCAL(NARMA_Accumulate(src + 52, 1, vec, right, 52, 4, MPI_INT64_T, NARMA_SUM, w1));
+            LOCAL(NARMA_Win_unlock_all(w1));
+        }
+        COLL(NARMA_Win_fence(MPI_MODE_NOSUCCEED, w1));
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < 4; i++)
+            CHECK(mem[52 + i] == val(left, 52 + 2 * i),
+                  "run %ld: word %d is %llx after one accumulate of %llx", run_n, 52 + i,
+                  (unsigned long long)mem[52 + i], (unsigned long long)val(left, 52 + 2 * i));
+    }
     /* An epoch-opening call that fails for memory has done nothing: the empty fence epoch the
      * last fence opened is still open (it gives way only to a call that succeeds), so the Put
      * goes there instead (refused if the failed call had closed it). Each passive opening in
