@@ -371,7 +371,7 @@ static void scenario(void)
     /* An epoch-opening call that fails for memory has done nothing: the empty fence epoch the
      * last fence opened is still open (it gives way only to a call that succeeds), so the Put
      * goes there instead (refused if the failed call had closed it). Each passive opening in
-     * turn (PSCW openings need the peer's matching call, which may have succeeded). */
+     * turn; the PSCW openings below. */
     for (int k = 0; k < 4; k++) {
         static const char *const opening[4] = {"lock_all", "lock", "ilock", "ilock_all"};
         NARMA_Request lq = NARMA_REQUEST_NULL;
@@ -392,6 +392,43 @@ static void scenario(void)
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK(mem[45 + k] == val(left, 45 + k), "run %ld: word %d of the %s-or-fence put is %llx",
               run_n, 45 + k, opening[k], (unsigned long long)mem[45 + k]);
+    }
+    /* The same for the PSCW openings, with a group of this rank alone, so that no peer's
+     * matching call depends on the one that may fail: istart (k = 0) or ipost (k = 1) first.
+     * When it fails the Put goes to the right neighbour in the fence epoch (word 36 + k); when it
+     * succeeds the other call follows and the rank puts its own word 38 + k to itself. */
+    for (int k = 0; k < 2; k++) {
+        MPI_Group self = MPI_GROUP_NULL;
+        NARMA_Request q[2] = {NARMA_REQUEST_NULL, NARMA_REQUEST_NULL}, c[2];
+        CHECK_MPI(MPI_Group_incl(world, 1, &rank, &self));
+        COLL(NARMA_Win_fence(0, w1));
+        const int rc = k == 0 ? ONCE(NARMA_Win_istart(self, 0, w1, &q[0]))
+                              : ONCE(NARMA_Win_ipost(self, 0, w1, &q[0]));
+        if (rc != NARMA_SUCCESS) {
+            LOCAL(NARMA_Put(src + 36 + k, 1, MPI_INT64_T, right, 36 + k, 1, MPI_INT64_T, w1));
+        } else {
+            if (k == 0)
+                LOCAL(NARMA_Win_ipost(self, 0, w1, &q[1]));
+            else
+                LOCAL(NARMA_Win_istart(self, 0, w1, &q[1]));
+            LOCAL(NARMA_Put(src + 38 + k, 1, MPI_INT64_T, rank, 38 + k, 1, MPI_INT64_T, w1));
+            LOCAL(NARMA_Win_icomplete(w1, &c[0]));
+            LOCAL(NARMA_Win_iwait(w1, &c[1]));
+            LOCAL(NARMA_Waitall(2, q, MPI_STATUSES_IGNORE));
+            LOCAL(NARMA_Waitall(2, c, MPI_STATUSES_IGNORE));
+        }
+        COLL(NARMA_Win_fence(MPI_MODE_NOSUCCEED, w1));
+        int failed = rc != NARMA_SUCCESS, left_failed = 0;
+        MPI_Sendrecv(&failed, 1, MPI_INT, right, 0, &left_failed, 1, MPI_INT, left, 0,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (left_failed)
+            CHECK(mem[36 + k] == val(left, 36 + k), "run %ld: word %d of the fence put is %llx",
+                  run_n, 36 + k, (unsigned long long)mem[36 + k]);
+        if (!failed)
+            CHECK(mem[38 + k] == val(rank, 38 + k), "run %ld: word %d of the PSCW put is %llx",
+                  run_n, 38 + k, (unsigned long long)mem[38 + k]);
+        CHECK_MPI(MPI_Group_free(&self));
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     int64_t one = 1, old = -1;
     LOCAL(NARMA_Win_ilock_all(0, w1, &ereq));
