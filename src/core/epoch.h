@@ -157,7 +157,7 @@ int narmai_test_fault(uint32_t *countdown, int sticky);
  * synchronisation (post, start, lock, lock_all) as MPI allows: the opening call checks its
  * conflicts as if it were gone, and gives it up (narmai_fence_yield) only once nothing can fail
  * for memory, so a call that fails for memory leaves it open (a blocking lock whose attempt
- * fails in the transport has given it up). */
+ * fails in the transport after it gave way opens it again: api_win_lock). */
 int narmai_fence_empty(const struct narmai_win *w);
 void narmai_fence_yield(struct narmai_win *w);
 

@@ -167,6 +167,36 @@ static void phase_blocking_lock(void)
     CHECK_RC(NARMA_Win_free(&win));
 }
 
+/* A blocking Win_lock right after a fence gives way to the empty fence epoch; when its attempt
+ * fails the call has done nothing, so that epoch is open again: a Put goes there and the next
+ * fence completes it (refused with NARMA_ERR_RMA_SYNC when the failed lock had closed it).
+ * Round 1 opens the epoch with an ifence whose request rank 0 completes only after the Put. */
+static void phase_lock_after_fence(void)
+{
+    NARMA_Win win = win_new("NARMA_TEST_FAIL_LOCK", "1");
+    const uint64_t val = 7;
+    CHECK_RC(NARMA_Win_fence(0, win));
+    for (int round = 0; round < 2; round++) {
+        NARMA_Request freq = NARMA_REQUEST_NULL;
+        if (test_rank == 0 && round == 1)
+            CHECK_RC(NARMA_Win_ifence(0, win, &freq));
+        else
+            CHECK_RC(NARMA_Win_fence(0, win));
+        if (test_rank == 0) {
+            CHECK_ERR(NARMA_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win), NARMA_ERR_INTERN);
+            CHECK_RC(NARMA_Put(&val, 1, MPI_UINT64_T, 1, round, 1, MPI_UINT64_T, win));
+            CHECK_ERR(NARMA_Win_unlock(1, win), NARMA_ERR_RMA_SYNC); /* nothing was locked */
+            if (round == 1) CHECK_RC(NARMA_Wait(&freq, MPI_STATUS_IGNORE));
+        }
+        CHECK_RC(NARMA_Win_fence(0, win));
+        if (test_rank == 1)
+            CHECK(base[round] == val, "round %d: the fence epoch's put left %llu", round,
+                  (unsigned long long)base[round]);
+    }
+    CHECK_RC(NARMA_Win_fence(MPI_MODE_NOSUCCEED, win));
+    CHECK_RC(NARMA_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv, "epoch_errors", 50);
@@ -184,5 +214,7 @@ int main(int argc, char **argv)
     phase_failed_lock_epoch(1);
     test_phase("blocking Win_lock whose attempt fails");
     phase_blocking_lock();
+    test_phase("blocking Win_lock whose attempt fails after a fence");
+    phase_lock_after_fence();
     return test_finish();
 }
