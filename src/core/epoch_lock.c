@@ -276,8 +276,7 @@ static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
 static int api_win_lock(int lock_type, int rank, int assert, NARMA_Win w)
 {
     /* The assert of the empty fence epoch this lock gives way to, if any (-1: none). */
-    const int fence_assert =
-        narmai_win_ok(w) && narmai_fence_empty(w) ? (int)w->cur_access->assert : -1;
+    const int fence_assert = narmai_win_ok(w) && narmai_fence_empty(w) ? w->cur_access->assert : -1;
     int rc = ilock_impl(lock_type, rank, assert, w, NULL);
     if (rc || rank == MPI_PROC_NULL) return rc;
     struct narmai_epoch *e = w->lock_ep[rank];
@@ -290,8 +289,11 @@ static int api_win_lock(int lock_type, int rank, int assert, NARMA_Win w)
             narmai_epoch_free(w, e); /* active, nothing held, no operation yet */
             /* The call failed, so it leaves the window as it found it: the empty fence epoch
              * it gave way to is open again (the object just freed comes back from the cache,
-             * so this allocates nothing; nothing else was opened meanwhile). */
-            if (fence_assert >= 0 && narmai_epoch_open(w, NARMAI_EP_FENCE, &e) == NARMA_SUCCESS) {
+             * so this allocates nothing). Not when another thread opened an epoch while this
+             * one waited (MPI_THREAD_MULTIPLE: the wait lets the process lock go). */
+            if (fence_assert >= 0 && w->nlock_open == 0 && w->cur_access == NULL &&
+                w->cur_exposure == NULL &&
+                narmai_epoch_open(w, NARMAI_EP_FENCE, &e) == NARMA_SUCCESS) {
                 e->assert = fence_assert;
                 w->cur_access = e;
                 narmai_epoch_progress(w);

@@ -170,7 +170,8 @@ static void phase_blocking_lock(void)
 /* A blocking Win_lock right after a fence gives way to the empty fence epoch; when its attempt
  * fails the call has done nothing, so that epoch is open again: a Put goes there and the next
  * fence completes it (refused with NARMA_ERR_RMA_SYNC when the failed lock had closed it).
- * Round 1 opens the epoch with an ifence whose request rank 0 completes only after the Put. */
+ * Round 1 opens the epoch with an ifence whose request rank 0 waits for only after the Put (the
+ * lock, queued behind the ifence's barrier, fails only once that barrier is done). */
 static void phase_lock_after_fence(void)
 {
     NARMA_Win win = win_new("NARMA_TEST_FAIL_LOCK", "1");
