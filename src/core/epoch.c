@@ -666,11 +666,22 @@ int narmai_fence_empty(const struct narmai_win *w)
 
 /* An empty fence epoch left open by the last fence yields to other
  * synchronisation (post, start, lock, lock_all), as MPI allows. */
-void narmai_fence_yield(struct narmai_win *w)
+int narmai_fence_yield(struct narmai_win *w)
 {
-    if (narmai_fence_empty(w)) {
-        struct narmai_epoch *f = w->cur_access;
-        w->cur_access = NULL;
-        narmai_epoch_free(w, f);
-    }
+    if (!narmai_fence_empty(w)) return -1;
+    struct narmai_epoch *f = w->cur_access;
+    const int assert = f->assert;
+    w->cur_access = NULL;
+    narmai_epoch_free(w, f);
+    return assert;
+}
+
+int narmai_fence_open(struct narmai_win *w, int assert)
+{
+    struct narmai_epoch *e;
+    int rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &e);
+    if (rc) return rc;
+    e->assert = assert;
+    w->cur_access = e;
+    return NARMA_SUCCESS;
 }

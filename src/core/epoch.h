@@ -156,10 +156,13 @@ int narmai_test_fault(uint32_t *countdown, int sticky);
 /* The access epoch open now is an empty fence epoch, which gives way to the other
  * synchronisation (post, start, lock, lock_all) as MPI allows: the opening call checks its
  * conflicts as if it were gone, and gives it up (narmai_fence_yield) only once nothing can fail
- * for memory, so a call that fails for memory leaves it open (a blocking lock whose attempt
- * fails in the transport after it gave way opens it again: api_win_lock). */
+ * for memory, so a call that fails for memory leaves it open. narmai_fence_yield returns the
+ * assert of the epoch it gave up (-1: none), so that a blocking lock whose attempt fails in the
+ * transport after it gave way can open it again (narmai_fence_open, api_win_lock). */
 int narmai_fence_empty(const struct narmai_win *w);
-void narmai_fence_yield(struct narmai_win *w);
+int narmai_fence_yield(struct narmai_win *w);
+/* Open the next fence epoch (its assert as the fence gave it) and make it the access epoch. */
+int narmai_fence_open(struct narmai_win *w, int assert);
 
 /* An epoch call's assert: 0 or an OR of MPI_MODE_* values. Bits that are no MPI_MODE_* value
  * are refused (NARMA_ERR_ARG): taken as assertions, a stray MPI_MODE_NOCHECK among them would

@@ -18,7 +18,7 @@ static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
         return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW or lock epoch");
     if (w->cur_exposure != NULL)
         return NARMAU_ERR(NARMA_ERR_RMA_SYNC, "fence inside a PSCW exposure epoch");
-    struct narmai_epoch *old = w->cur_access, *e;
+    struct narmai_epoch *old = w->cur_access;
     /* Out of memory changes nothing: the epochs this call opens are reserved first, and a
      * close that could not make its request (it then closed nothing) is undone. A blocking
      * fence needs no spare for its successor: the epoch it closes is done, hence cached, when
@@ -44,11 +44,7 @@ static int ifence_impl(int assert, NARMA_Win w, NARMA_Request *request)
             w->cur_access = old;
         return rc;
     }
-    if (!(assert &MPI_MODE_NOSUCCEED)) {
-        if ((rc = narmai_epoch_open(w, NARMAI_EP_FENCE, &e))) return rc;
-        e->assert = assert;
-        w->cur_access = e;
-    }
+    if (!(assert &MPI_MODE_NOSUCCEED)) return narmai_fence_open(w, assert);
     return NARMA_SUCCESS;
 }
 

@@ -178,7 +178,9 @@ static int check_rank(struct narmai_win *w, int rank)
     return NARMA_SUCCESS;
 }
 
-static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
+/* gave_way (may be NULL): the assert of the empty fence epoch the lock gave way to, or -1. */
+static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request,
+                      int *gave_way)
 {
     /* The lock type and assert are checked for MPI_PROC_NULL too, as every epoch call's. */
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
@@ -203,7 +205,8 @@ static int ilock_impl(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Re
         narmai_epoch_free(w, e);
         return rc;
     }
-    if (yield) narmai_fence_yield(w);
+    const int fence_assert = yield ? narmai_fence_yield(w) : -1;
+    if (gave_way != NULL) *gave_way = fence_assert;
     w->lock_ep[rank] = e;
     w->nlock_open++;
     narmai_epoch_progress(w);
@@ -275,9 +278,8 @@ static int iunlock_all_impl(NARMA_Win w, NARMA_Request *request)
  * its own window memory under the lock (as MPI requires for rank == self). */
 static int api_win_lock(int lock_type, int rank, int assert, NARMA_Win w)
 {
-    /* The assert of the empty fence epoch this lock gives way to, if any (-1: none). */
-    const int fence_assert = narmai_win_ok(w) && narmai_fence_empty(w) ? w->cur_access->assert : -1;
-    int rc = ilock_impl(lock_type, rank, assert, w, NULL);
+    int fence_assert = -1;
+    int rc = ilock_impl(lock_type, rank, assert, w, NULL, &fence_assert);
     if (rc || rank == MPI_PROC_NULL) return rc;
     struct narmai_epoch *e = w->lock_ep[rank];
     narmau_waiter wt = {0};
@@ -292,12 +294,8 @@ static int api_win_lock(int lock_type, int rank, int assert, NARMA_Win w)
              * so this allocates nothing). Not when another thread opened an epoch while this
              * one waited (MPI_THREAD_MULTIPLE: the wait lets the process lock go). */
             if (fence_assert >= 0 && w->nlock_open == 0 && w->cur_access == NULL &&
-                w->cur_exposure == NULL &&
-                narmai_epoch_open(w, NARMAI_EP_FENCE, &e) == NARMA_SUCCESS) {
-                e->assert = fence_assert;
-                w->cur_access = e;
+                w->cur_exposure == NULL && narmai_fence_open(w, fence_assert) == NARMA_SUCCESS)
                 narmai_epoch_progress(w);
-            }
             return rc;
         }
         narmai_progress_on(w);
@@ -332,7 +330,7 @@ int NARMA_Win_unlock_all(NARMA_Win w)
 static int api_win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
 {
     if (request == NULL) return NARMAU_ERR(NARMA_ERR_ARG, "NULL request pointer");
-    return ilock_impl(lock_type, rank, assert, w, request);
+    return ilock_impl(lock_type, rank, assert, w, request, NULL);
 }
 
 int NARMA_Win_ilock(int lock_type, int rank, int assert, NARMA_Win w, NARMA_Request *request)
