@@ -155,8 +155,12 @@ preflags=(${NARMA_MPIEXEC_PREFLAGS:-})
 # shellcheck disable=SC2206
 bindflags=(${NARMA_MPIEXEC_BIND:-})
 
-mpi_version="$( { mpichversion 2>/dev/null | sed -n 's/MPICH Version:[[:space:]]*/MPICH /p'
-    ompi_info --version 2>/dev/null | head -n 1; } | head -n 1 || true)"
+# The selected MPI's own tool: another MPI's may be on PATH too (Debian's mpichversion).
+if [ "$NARMA_MPI_SELECTED" = openmpi ]; then
+    mpi_version="$(mpirun --version 2>/dev/null | sed -n '1s/^mpirun (Open MPI)/Open MPI/p' || true)"
+else
+    mpi_version="$(mpichversion 2>/dev/null | sed -n 's/MPICH Version:[[:space:]]*/MPICH /p' || true)"
+fi
 echo "# foreign-pmpi.sh $suite: MPI $NARMA_MPI_SELECTED (${mpi_version:-?}, $CC)"
 echo "# source $src; work $work; configurations: ${configs[*]}"
 if [ "$interposed" = 1 ]; then
@@ -220,8 +224,8 @@ report_summary() {
 # The first lines of a log that say what went wrong.
 first_errors() {
     local lines
-    lines="$(grep -v '^narma-pmpi:' "$1" | grep -m 3 -iE 'error|fail|abort|assert|signal|fatal|expected|mismatch|wrong|found|invalid|timeout|killed|segmentation' || true)"
-    [ -n "$lines" ] || lines="$(grep -v '^narma-pmpi:' "$1" | head -n 3)"
+    lines="$(grep -av '^narma-pmpi:' "$1" | grep -a -m 3 -iE 'error|fail|abort|assert|signal|fatal|expected|mismatch|wrong|found|invalid|timeout|killed|segmentation' || true)"
+    [ -n "$lines" ] || lines="$(grep -av '^narma-pmpi:' "$1" | head -n 3)"
     printf '%s\n' "$lines" | cut -c1-200 | sed 's/^/        | /'
 }
 

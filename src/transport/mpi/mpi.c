@@ -931,10 +931,15 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
                               (long)hdr[1]);
         int n = (int)hdr[1];
         if (n > c->cap) {
-            struct narmat_mpi_region *r = realloc(c->r, (size_t)n * sizeof(*r));
-            if (r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "copy of %d regions", n);
-            c->r = r;
-            c->cap = n;
+            /* Doubling (n <= INT_MAX / 2): a table that grows by one region per attach is
+             * copied at every access after it, and a new array each time would scatter the
+             * program's own small allocations over more pages (dynamic.h, narmat_dyn_tab). */
+            int cap = c->cap > n / 2 ? 2 * c->cap : n;
+            free(c->r); /* refilled below: nothing of it is kept */
+            c->r = malloc((size_t)cap * sizeof(*c->r));
+            c->n = c->cap = 0;
+            if (c->r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "copy of %d regions", n);
+            c->cap = cap;
         }
         if (n > 0) {
             /* A table the target attached just now: MPI may not know it yet (dyn_refused). */

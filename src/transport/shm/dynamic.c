@@ -27,10 +27,51 @@ struct narmat_dyn_local {
     struct narmat_dyn_pub *pub;
     struct narmat_dyn_region *reg; /* attached, in attach order */
     int n, cap;
-    struct narmat_dyn_region *pub_regions; /* published: sorted by base */
-    struct narmat_dyn_run *pub_runs;
-    int pub_nregions, pub_nruns;
+    struct narmat_dyn_tab pubtab; /* published: regions sorted by base, and their page runs */
+    struct narmat_dyn_tab spare;  /* the arrays the next publication fills */
 };
+
+/* Room for need elements of elem bytes in *arr (capacity *cap, doubled); what it held is not
+ * kept. 0, or -1 when out of memory. */
+static int array_reserve(void **arr, size_t *cap, uint64_t need, size_t elem)
+{
+    if (need <= *cap && *arr != NULL) return 0;
+    size_t n = *cap * 2 > need ? *cap * 2 : (size_t)need + 8;
+    void *a = malloc(n * elem);
+    if (a == NULL) return -1;
+    free(*arr);
+    *arr = a;
+    *cap = n;
+    return 0;
+}
+
+/* Room for nreg regions and nrun runs in t. 0, or -1 when out of memory (or for counts no
+ * array can hold: a torn read of a peer's counts). */
+static int tab_reserve(struct narmat_dyn_tab *t, uint64_t nreg, uint64_t nrun)
+{
+    const uint64_t most = SIZE_MAX / 8 / sizeof(struct narmat_dyn_region);
+    if (nreg > most || nrun > most) return -1;
+    void *r = t->regions, *u = t->runs;
+    const int rc = array_reserve(&r, &t->reg_cap, nreg, sizeof *t->regions) != 0 ||
+                   array_reserve(&u, &t->run_cap, nrun, sizeof *t->runs) != 0;
+    t->regions = r;
+    t->runs = u;
+    return rc ? -1 : 0;
+}
+
+static void tab_swap(struct narmat_dyn_tab *a, struct narmat_dyn_tab *b)
+{
+    const struct narmat_dyn_tab x = *a;
+    *a = *b;
+    *b = x;
+}
+
+static void tab_free(struct narmat_dyn_tab *t)
+{
+    free(t->regions);
+    free(t->runs);
+    memset(t, 0, sizeof *t);
+}
 
 struct narmat_dyn *narmat_dyn_new(int rank, int size, struct narmat_dyn_pub *pub)
 {
@@ -109,20 +150,20 @@ static int cmp_run(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Build the table from my regions and publish it under the version. */
+/* Build the table from my regions and publish it under the version. It goes into the spare
+ * arrays, never into the published ones, so a peer copying the current version reads arrays
+ * that do not change; a peer still copying an older version's arrays (the spare ones now)
+ * finds the version changed after its copy and copies again (copy_table). */
 static int publish(struct narmat_dyn_local *l)
 {
-    struct narmat_dyn_region *regs = malloc(((size_t)l->n + 1) * sizeof *regs);
-    size_t npages = 0;
+    uint64_t npages = 0;
     for (int i = 0; i < l->n; i++)
         if (l->reg[i].moved)
             npages += (page_up(l->reg[i].end) - PAGE_MASK_OF(l->reg[i].base)) / page();
-    struct narmat_dyn_run *pages = malloc((npages + 1) * sizeof *pages);
-    if (regs == NULL || pages == NULL) {
-        free(regs);
-        free(pages);
+    if (tab_reserve(&l->spare, (uint64_t)l->n, npages) != 0)
         return NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window region table");
-    }
+    struct narmat_dyn_region *regs = l->spare.regions;
+    struct narmat_dyn_run *pages = l->spare.runs;
     memcpy(regs, l->reg, (size_t)l->n * sizeof *regs);
     qsort(regs, (size_t)l->n, sizeof *regs, cmp_region);
     size_t k = 0;
@@ -155,12 +196,7 @@ static int publish(struct narmat_dyn_local *l)
     /* Release: publishes the fields above; pairs with the peers' acquire loads of the version
      * (narmat_dyn_check/where, copy_table). */
     narmau_atomic_store_rel_u64(&pub->version, narmau_atomic_load_relaxed_u64(&pub->version) + 1);
-    free(l->pub_regions);
-    free(l->pub_runs);
-    l->pub_regions = regs;
-    l->pub_runs = pages;
-    l->pub_nregions = l->n;
-    l->pub_nruns = (int)nr;
+    tab_swap(&l->pubtab, &l->spare);
     return NARMA_SUCCESS;
 }
 
@@ -253,10 +289,12 @@ static int copy_table(struct narmat_dyn *d, int t)
                        regs = narmau_atomic_load_relaxed_u64(&p->pub->regions),
                        nrun = narmau_atomic_load_relaxed_u64(&p->pub->nruns),
                        runs = narmau_atomic_load_relaxed_u64(&p->pub->runs);
-        struct narmat_dyn_region *rg = malloc((nreg + 1) * sizeof *rg);
-        struct narmat_dyn_run *rn = malloc((nrun + 1) * sizeof *rn);
-        int ok = rg != NULL && rn != NULL;
-        if (ok && t == d->rank) {
+        if (tab_reserve(&p->spare, nreg, nrun) != 0)
+            return NARMAU_ERR(NARMA_ERR_NO_MEM, "copy of rank %d's region table", t);
+        struct narmat_dyn_region *rg = p->spare.regions;
+        struct narmat_dyn_run *rn = p->spare.runs;
+        int ok = 1;
+        if (t == d->rank) {
             memcpy(rg, (void *)(uintptr_t)regs, nreg * sizeof *rg);
             memcpy(rn, (void *)(uintptr_t)runs, nrun * sizeof *rn);
         } else if (ok) {
@@ -266,27 +304,18 @@ static int copy_table(struct narmat_dyn *d, int t)
             /* The arrays may be freed under us: a short read or EFAULT means a new version. */
             ok = process_vm_readv((pid_t)p->info.pid, li, 2, ri, 2, 0) ==
                  (ssize_t)(li[0].iov_len + li[1].iov_len);
-        } else {
-            free(rg);
-            free(rn);
-            return NARMAU_ERR(NARMA_ERR_NO_MEM, "copy of rank %d's region table", t);
         }
         /* Acquire fence: the copy above happens before the version is read again. */
         narmau_atomic_fence_acq();
         if (ok && narmau_atomic_load_relaxed_u64(p->version) == v) {
             drop_views(p);
-            free(p->regions);
-            free(p->runs);
-            p->regions = rg;
-            p->runs = rn;
+            tab_swap(&p->tab, &p->spare);
             p->nregions = (int)nreg;
             p->nruns = (int)nrun;
             p->ver = v;
             p->lo = p->hi = 0;
             return 0;
         }
-        free(rg);
-        free(rn);
         if (attempt > 1000) return NARMAU_ERR(NARMA_ERR_MPI, "cannot read rank %d's regions", t);
     }
 }
@@ -299,7 +328,7 @@ static int attached_span(const struct narmat_dyn_peer *p, uint64_t a, uint64_t b
     uint64_t slo = 0, shi = 0;
     int have = 0;
     for (int i = 0; i < p->nregions; i++) {
-        const struct narmat_dyn_region *r = &p->regions[i];
+        const struct narmat_dyn_region *r = &p->tab.regions[i];
         if (r->end <= r->base) continue;
         if (have && r->base <= shi) {
             if (r->end > shi) shi = r->end;
@@ -359,7 +388,7 @@ int narmat_dyn_view_slow(struct narmat_dyn *d, int t, uint64_t a, uint64_t b)
     }
     /* Regions not moved near the bytes: through the kernel. */
     for (int i = 0; i < p->nregions; i++) {
-        const struct narmat_dyn_region *r = &p->regions[i];
+        const struct narmat_dyn_region *r = &p->tab.regions[i];
         if (!r->moved && r->end > r->base && r->base < hi && lo < r->end) return 1;
     }
     char *map;
@@ -370,7 +399,7 @@ int narmat_dyn_view_slow(struct narmat_dyn *d, int t, uint64_t a, uint64_t b)
         map = mmap(NULL, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (map == MAP_FAILED) return 1;
         for (int i = 0; i < p->nruns; i++) {
-            const struct narmat_dyn_run *r = &p->runs[i];
+            const struct narmat_dyn_run *r = &p->tab.runs[i];
             const uint64_t x = r->addr > lo ? r->addr : lo,
                            y = r->addr + r->len < hi ? r->addr + r->len : hi;
             if (x >= y) continue;
@@ -452,12 +481,12 @@ void narmat_dyn_free(struct narmat_dyn *d)
         struct narmat_dyn_peer *p = &d->peers[r];
         drop_views(p);
         if (p->fd >= 0) close(p->fd);
-        free(p->regions);
-        free(p->runs);
+        tab_free(&p->tab);
+        tab_free(&p->spare);
     }
     free(l->reg);
-    free(l->pub_regions);
-    free(l->pub_runs);
+    tab_free(&l->pubtab);
+    tab_free(&l->spare);
     free(l);
     free(d->peers);
     free(d);

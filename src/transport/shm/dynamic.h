@@ -77,6 +77,16 @@ struct narmat_dyn_view {
 #define NARMAT_DYN_VIEWS 8
 
 /* What I know of one target. */
+/* A region table and its runs in arrays kept from one copy to the next and grown by doubling:
+ * a dynamic window's tables change at every attach, and fresh arrays each time would scatter
+ * the program's own small allocations (list elements it attaches one by one) over more pages,
+ * and so over more of the MPI library's registered regions (Open MPI: 64 by default). */
+struct narmat_dyn_tab {
+    struct narmat_dyn_region *regions;
+    struct narmat_dyn_run *runs;
+    size_t reg_cap, run_cap;
+};
+
 struct narmat_dyn_peer {
     const uint64_t *version; /* the target's version word (shared memory) */
     uint64_t ver;            /* version of my copy of its table (odd: none yet) */
@@ -87,8 +97,8 @@ struct narmat_dyn_peer {
     struct narmat_dyn_info info;
     int fd; /* its arena, opened on first use; -1 */
     int nregions, nruns;
-    struct narmat_dyn_region *regions;
-    struct narmat_dyn_run *runs;
+    struct narmat_dyn_tab tab;   /* my copy of its table, at ver */
+    struct narmat_dyn_tab spare; /* the arrays the next copy goes into */
     struct narmat_dyn_view views[NARMAT_DYN_VIEWS];
     int next_view;
 };
