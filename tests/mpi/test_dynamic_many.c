@@ -3,10 +3,10 @@
  * A dynamic window that grows one small element at a time, the way MPICH's
  * linked_list_bench tests (and the MPI standard's list example) use one: every rank
  * allocates ELEMS elements of 24 bytes with NARMA_Alloc_mem (MPI_Alloc_mem), attaching each as it
- * goes, and after each attach reads its right neighbour's newest element under an exclusive lock
- * (Get, Fetch_and_op, Compare_and_swap, Get_accumulate), so that every access meets a table that
- * changed since the last one and copies it again. At the end every element of every rank
- * holds what its left neighbour's atomics left there.
+ * goes, and after each attach reaches its right neighbour's newest element (Get, Fetch_and_op
+ * and Compare_and_swap under an exclusive lock, then Get_accumulate under a shared one), so that
+ * every access meets a table that changed since the last one and copies it again. At the end every
+ * element of every rank holds what its left neighbour's atomics left there.
  *
  * Why: Open MPI's dynamic windows hold at most 64 registered regions per process by default
  * (osc_rdma_max_attach), one per run of pages the attached memory covers, and MPICH's

@@ -930,6 +930,10 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             return NARMAU_ERR(NARMA_ERR_INTERN, "rank %d publishes %ld regions", target,
                               (long)hdr[1]);
         int n = (int)hdr[1];
+        /* The copy is overwritten from here on: none of it is used (cache_find) until the
+         * version check below accepts it, also when a call fails on the way. */
+        c->n = 0;
+        c->last = 0;
         if (n > c->cap) {
             /* Doubling (n <= INT_MAX / 2): a table that grows by one region per attach is
              * copied at every access after it, and a new array each time would scatter the
@@ -937,7 +941,7 @@ static int dyn_refresh(struct narmat_win *w, int target, struct narmat_mpi_dynca
             int cap = c->cap > n / 2 ? 2 * c->cap : n;
             free(c->r); /* refilled below: nothing of it is kept */
             c->r = malloc((size_t)cap * sizeof(*c->r));
-            c->n = c->cap = 0;
+            c->cap = 0;
             if (c->r == NULL) return NARMAU_ERR(NARMA_ERR_NO_MEM, "copy of %d regions", n);
             c->cap = cap;
         }

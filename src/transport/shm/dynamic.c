@@ -150,39 +150,68 @@ static int cmp_run(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* The pages of moved region r as runs (consecutive pages at consecutive arena offsets as one),
+ * written to out unless it is NULL; how many. */
+static size_t region_runs(const struct narmat_dyn_region *r, struct narmat_dyn_run *out)
+{
+    size_t k = 0;
+    struct narmat_dyn_run cur = {0, 0, 0};
+    for (uint64_t a = PAGE_MASK_OF(r->base); a < page_up(r->end); a += page()) {
+        const uint64_t off = narmat_usermem_page_off((void *)(uintptr_t)a);
+        if (cur.len > 0 && cur.addr + cur.len == a && cur.off + cur.len == off) {
+            cur.len += page();
+            continue;
+        }
+        if (cur.len > 0 && out != NULL) out[k] = cur;
+        k += cur.len > 0;
+        cur = (struct narmat_dyn_run){a, page(), off};
+    }
+    if (cur.len > 0 && out != NULL) out[k] = cur;
+    return k + (cur.len > 0);
+}
+
 /* Build the table from my regions and publish it under the version. It goes into the spare
  * arrays, never into the published ones, so a peer copying the current version reads arrays
  * that do not change; a peer still copying an older version's arrays (the spare ones now)
- * finds the version changed after its copy and copies again (copy_table). */
+ * finds the version changed after its copy and copies again (copy_table). The runs are counted
+ * before they are written, so the arrays hold about one run per region, not one per page. */
 static int publish(struct narmat_dyn_local *l)
 {
-    uint64_t npages = 0;
+    uint64_t nruns = 0;
     for (int i = 0; i < l->n; i++)
-        if (l->reg[i].moved)
-            npages += (page_up(l->reg[i].end) - PAGE_MASK_OF(l->reg[i].base)) / page();
-    if (tab_reserve(&l->spare, (uint64_t)l->n, npages) != 0)
+        if (l->reg[i].moved) nruns += region_runs(&l->reg[i], NULL);
+    if (tab_reserve(&l->spare, (uint64_t)l->n, nruns) != 0)
         return NARMAU_ERR(NARMA_ERR_NO_MEM, "dynamic window region table");
     struct narmat_dyn_region *regs = l->spare.regions;
-    struct narmat_dyn_run *pages = l->spare.runs;
+    struct narmat_dyn_run *runs = l->spare.runs;
     memcpy(regs, l->reg, (size_t)l->n * sizeof *regs);
     qsort(regs, (size_t)l->n, sizeof *regs, cmp_region);
     size_t k = 0;
-    for (int i = 0; i < l->n; i++) {
-        if (!l->reg[i].moved) continue;
-        for (uint64_t a = PAGE_MASK_OF(l->reg[i].base); a < page_up(l->reg[i].end); a += page())
-            pages[k++] = (struct narmat_dyn_run){a, page(), narmat_usermem_page_off((void *)a)};
-    }
-    qsort(pages, k, sizeof *pages, cmp_run);
-    /* Pages shared by regions once; consecutive pages at consecutive offsets as one run. */
+    for (int i = 0; i < l->n; i++)
+        if (l->reg[i].moved) k += region_runs(&l->reg[i], runs + k);
+    qsort(runs, k, sizeof *runs, cmp_run);
+    /* Pages shared by two regions (the last of one, the first of the next) appear in the runs
+     * of both, at the same arena offset: a run that starts inside the one before it keeps only
+     * its pages beyond it. Then consecutive pages at consecutive offsets as one run. */
     size_t nr = 0;
     for (size_t i = 0; i < k; i++) {
-        struct narmat_dyn_run *last = nr > 0 ? &pages[nr - 1] : NULL;
-        if (last != NULL && pages[i].addr < last->addr + last->len) continue;
-        if (last != NULL && last->addr + last->len == pages[i].addr &&
-            last->off + last->len == pages[i].off)
-            last->len += pages[i].len;
-        else
-            pages[nr++] = pages[i];
+        struct narmat_dyn_run x = runs[i];
+        if (nr > 0) {
+            struct narmat_dyn_run *last = &runs[nr - 1];
+            const uint64_t end = last->addr + last->len;
+            if (x.addr + x.len <= end) continue;
+            if (x.addr < end) {
+                const uint64_t cut = end - x.addr;
+                x.addr += cut;
+                x.off += cut;
+                x.len -= cut;
+            }
+            if (end == x.addr && last->off + last->len == x.off) {
+                last->len += x.len;
+                continue;
+            }
+        }
+        runs[nr++] = x;
     }
     struct narmat_dyn_pub *pub = l->pub;
     /* Odd version first: a peer that copies the table meanwhile sees the version change.
@@ -192,7 +221,7 @@ static int publish(struct narmat_dyn_local *l)
     narmau_atomic_store_relaxed_u64(&pub->nregions, (uint64_t)l->n);
     narmau_atomic_store_relaxed_u64(&pub->regions, (uint64_t)(uintptr_t)regs);
     narmau_atomic_store_relaxed_u64(&pub->nruns, (uint64_t)nr);
-    narmau_atomic_store_relaxed_u64(&pub->runs, (uint64_t)(uintptr_t)pages);
+    narmau_atomic_store_relaxed_u64(&pub->runs, (uint64_t)(uintptr_t)runs);
     /* Release: publishes the fields above; pairs with the peers' acquire loads of the version
      * (narmat_dyn_check/where, copy_table). */
     narmau_atomic_store_rel_u64(&pub->version, narmau_atomic_load_relaxed_u64(&pub->version) + 1);
