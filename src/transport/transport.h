@@ -54,9 +54,13 @@
 
 /* A persistent notified put prepared once (pput_prep fills it, pput_start reads it): the
  * transport's own storage, opaque to the core, which keeps it in the persistent request. A
- * transport copies its own struct in and out with memcpy (no access through another type). */
+ * transport copies its own struct in and out of bytes with memcpy (no access through another
+ * type). A transport serving through others (hybrid) lets one of them fill bytes and keeps
+ * what it needs itself in outer. */
 struct narmat_pput {
-    _Alignas(8) unsigned char bytes[64];
+    _Alignas(8) unsigned char bytes[56];
+    int32_t outer; /* the serving transport's (hybrid: the target's window rank) */
+    int32_t unused;
 };
 
 struct narmat_ops;

@@ -15,7 +15,9 @@
  *  - nodes follow MPI_COMM_WORLD ranks, not the window's: a window over the
  *    even ranks puts 0 and 2 on different nodes when k = 2;
  *  - data moved either way arrives: a notified put from every rank to every
- *    rank of an allocate, create and dynamic window carries its payload.
+ *    rank of an allocate, create and dynamic window carries its payload;
+ *  - a notification finds the origin's earlier accumulates to that rank done,
+ *    also toward a node peer (accumulates through mpi, notifications through shm).
  */
 #include "common.h"
 
@@ -85,6 +87,38 @@ static void exchange(NARMA_Win win, long long *slots, int n, int me, const char 
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Across nodes a node peer's accumulates go through mpi and its notified puts through shm:
+ * the notification still finds this origin's earlier accumulates done, as on one transport.
+ * Slot s of every rank gets 3 * (s + 1) from rank s, then slot size + s a notified put. */
+static void acc_then_notify(NARMA_Win win, long long *base, const char *what)
+{
+    const int rank = test_rank, size = test_size;
+    for (int s = 0; s < 2 * size; s++)
+        base[s] = 0;
+    NARMA_Request req;
+    CHECK_RC(NARMA_Notify_init(win, MPI_ANY_SOURCE, 9, size, &req));
+    CHECK_RC(NARMA_Start(&req));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(NARMA_Win_lock_all(0, win));
+    const long long add = rank + 1, one = 1;
+    for (int i = 0; i < 3; i++)
+        for (int t = 0; t < size; t++)
+            CHECK_RC(
+                NARMA_Accumulate(&add, 1, MPI_LONG_LONG, t, rank, 1, MPI_LONG_LONG, MPI_SUM, win));
+    for (int t = 0; t < size; t++)
+        CHECK_RC(
+            NARMA_Put_notify(&one, 1, MPI_LONG_LONG, t, size + rank, 1, MPI_LONG_LONG, win, 9));
+    CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK_RC(NARMA_Win_sync(win));
+    for (int s = 0; s < size; s++)
+        CHECK(base[s] == 3LL * (s + 1) && base[size + s] == 1,
+              "%s: slot %d holds %lld and %lld at the notification, want %lld and 1", what, s,
+              base[s], base[size + s], 3LL * (s + 1));
+    CHECK_RC(NARMA_Win_unlock_all(win));
+    CHECK_RC(NARMA_Request_free(&req));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* Does this MPI library share MPI_Win_allocate memory through MPI_Win_shared_query (MPI-4)?
  * narma's windows across nodes need it for Win_allocate (else they are plain mpi). */
 static int mpi_shares_allocate(void)
@@ -120,6 +154,20 @@ int main(int argc, char **argv)
     check_window(win, world, size, rank, k, strict, "allocate");
     exchange(win, base, size, rank, "allocate");
     CHECK_RC(NARMA_Win_free(&win));
+
+    test_phase("accumulates, then a notified put, to every rank: the notification finds them");
+    CHECK_RC(NARMA_Win_allocate(2 * size * (MPI_Aint)sizeof(long long), sizeof(long long),
+                                MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    acc_then_notify(win, base, "allocate");
+    CHECK_RC(NARMA_Win_free(&win));
+    {
+        long long *own = calloc(2 * (size_t)size, sizeof(long long));
+        CHECK_RC(NARMA_Win_create(own, 2 * size * (MPI_Aint)sizeof(long long), sizeof(long long),
+                                  MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        acc_then_notify(win, own, "create");
+        CHECK_RC(NARMA_Win_free(&win));
+        free(own);
+    }
 
     test_phase("Win_create over malloc'd memory");
     long long *mem = calloc((size_t)size, sizeof(long long));

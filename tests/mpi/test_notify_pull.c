@@ -25,6 +25,9 @@
  *     copied in the call), all checked;
  *   - a small Put_notify after a pulled one: when its notification arrives,
  *     the earlier put's data is there (ring order);
+ *   - an Accumulate, Fetch_and_op and Compare_and_swap to a pulled put's bytes
+ *     right after it: they apply to its data (across pretend nodes they go
+ *     through mpi while the put waits in shm);
  *   - a started persistent put freed in flight, then a flush: data there;
  *   - the window freed with a pulled put in flight whose request is waited
  *     after the free;
@@ -306,6 +309,63 @@ static void run(const char *pull_min, const char *info_min, size_t threshold, in
         CHECK(got == small, "small put: %d", got);
         wait_note(win, prev, TAG_P);
         CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+
+    test_phase("atomics after a pulled put to the same bytes: they apply to its data");
+    {
+        /* The origin's later accumulates, fetch-and-op and compare-and-swap to the put's bytes
+         * land after its data, as after a put copied in the call (docs/design.md, "Pulled
+         * puts"): across pretend nodes they go through mpi while the put waits to be pulled
+         * through shm, and the origin must settle the pull first. */
+        long long p16, p24, one = 1, old = -1, swap = 42, was = -1;
+        fill(buf, BIG, rank, 8500);
+        memcpy(&p16, buf + 16, sizeof p16);
+        memcpy(&p24, buf + 24, sizeof p24);
+        NARMA_Request req = NARMA_REQUEST_NULL;
+        /* One origin at a time, the others in a plain MPI barrier: no target drains its ring
+         * (and so pulls) before the origin's atomics, whatever the timing. */
+        for (int o = 0; o < size; o++) {
+            if (o == rank) {
+                CHECK_RC(NARMA_Rput_notify(buf, BIG, MPI_BYTE, next, 0, BIG, MPI_BYTE, win, &req,
+                                           TAG_P));
+                CHECK_RC(NARMA_Accumulate(&one, 1, MPI_LONG_LONG, next, 8, 1, MPI_LONG_LONG,
+                                          MPI_SUM, win));
+                CHECK_RC(NARMA_Fetch_and_op(&one, &old, MPI_LONG_LONG, next, 16, MPI_SUM, win));
+                CHECK_RC(NARMA_Compare_and_swap(&swap, &p24, &was, MPI_LONG_LONG, next, 24, win));
+                CHECK_RC(NARMA_Win_flush(next, win));
+                CHECK(old == p16, "fetch_and_op after the pulled put read %lld, expected %lld", old,
+                      p16);
+                CHECK(was == p24, "compare_and_swap after the pulled put read %lld, expected %lld",
+                      was, p24);
+            }
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        }
+        wait_note(win, prev, TAG_P);
+        CHECK_RC(NARMA_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* every origin's atomics are done */
+        if (prev_shm)
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        else
+            CHECK_RC(NARMA_Win_sync(win));
+        /* What prev sent, with its atomics applied after it. */
+        unsigned char *want = malloc(BIG);
+        CHECK(want != NULL, "malloc");
+        fill(want, BIG, prev, 8500);
+        long long w8, w16, w24 = 42;
+        memcpy(&w8, want + 8, sizeof w8);
+        memcpy(&w16, want + 16, sizeof w16);
+        w8 += 1;
+        w16 += 1;
+        memcpy(want + 8, &w8, sizeof w8);
+        memcpy(want + 16, &w16, sizeof w16);
+        memcpy(want + 24, &w24, sizeof w24);
+        size_t at = 0;
+        while (at < BIG && mem[at] == want[at])
+            at++;
+        CHECK(at == BIG, "byte %zu after the pulled put and the atomics: %d, expected %d", at,
+              at < BIG ? mem[at] : 0, at < BIG ? want[at] : 0);
+        free(want);
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
 

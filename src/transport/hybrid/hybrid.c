@@ -114,10 +114,17 @@ static int hyb_map(struct narmat_win *w, struct hyb *h)
 /* Win_allocate: MPI allocates the memory (mpi first, MPI_Win_allocate over every rank) and
  * shm reaches the node's share of it through MPI_Win_shared_query (MPI-4: any window's memory
  * that is shared), so the MPI library sees its own window (its fast paths, no Win_create of
- * memory it did not allocate) and shm moves no page. 1 when every node peer's memory answers. */
-static int hyb_node_shares(struct hyb *h)
+ * memory it did not allocate) and shm moves no page. 1 when every node peer's memory answers:
+ * a base for every byte it has (size 0 and a NULL base is MPI-4.1's answer for memory that is
+ * not shared, so it counts only for a peer whose window is empty). Collective over the node. */
+static int hyb_node_shares(struct hyb *h, MPI_Aint size)
 {
-    int ok = 1;
+    MPI_Aint *sizes = malloc((size_t)h->shm.size * sizeof *sizes);
+    int have = sizes != NULL, ok = 0;
+    /* Every rank of the node has room for the sizes, or none gathers them. */
+    if (MPI_Allreduce(&have, &ok, 1, MPI_INT, MPI_LAND, h->shm.comm) != MPI_SUCCESS) ok = 0;
+    if (ok && MPI_Allgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, h->shm.comm) != MPI_SUCCESS)
+        ok = 0;
     MPI_Errhandler prev;
     MPI_Win_get_errhandler(h->mpi.attr_win, &prev);
     MPI_Win_set_errhandler(h->mpi.attr_win, MPI_ERRORS_RETURN);
@@ -127,10 +134,11 @@ static int hyb_node_shares(struct hyb *h)
         void *qbase = NULL;
         ok = MPI_Win_shared_query(h->mpi.attr_win, h->win_of[i], &qsize, &qdisp, &qbase) ==
                  MPI_SUCCESS &&
-             (qbase != NULL || qsize == 0);
+             qsize >= sizes[i] && (qbase != NULL || sizes[i] == 0);
     }
     MPI_Win_set_errhandler(h->mpi.attr_win, prev);
     MPI_Errhandler_free(&prev);
+    free(sizes);
     int all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, h->shm.comm);
     if (!all)
@@ -186,7 +194,7 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
             return rc; /* mpi agrees on failure among every rank */
         }
         mpi_up = 1;
-        if (h->has_shm) h->has_shm = hyb_node_shares(h);
+        if (h->has_shm) h->has_shm = hyb_node_shares(h, size);
         if (h->has_shm) {
             h->shm.flavor = MPI_WIN_FLAVOR_CREATE;
             h->shm.shared_win = h->mpi.attr_win;
@@ -303,26 +311,41 @@ static int hyb_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype o
 
 /* Accumulates go through mpi for every peer, the node's own included: element-wise atomicity
  * holds only among accumulates of one mechanism (CPU atomics on shm and the MPI library's, or a
- * network's, are not atomic with respect to each other). The fence orders the data this
- * process stored through shm before it, as for control words. */
-static struct narmat_win *acc_path(struct narmat_win *w, int target)
+ * network's, are not atomic with respect to each other). Toward a node peer, shm's flush first:
+ * it settles this origin's pulled puts to that peer (their data lands before the accumulate, as
+ * after a put copied in the call: docs/design.md, "Pulled puts") and its fence orders the data
+ * this process stored through shm before it, as for control words. */
+static int acc_order(struct narmat_win *w, int target)
 {
-    if (hy(w)->has_shm && via_shm(w, target) >= 0) narmau_atomic_fence_seq_cst();
-    return &hy(w)->mpi;
+    struct hyb *h = hy(w);
+    const int s = h->has_shm ? via_shm(w, target) : -1;
+    return s >= 0 ? narmat_flush(&h->shm, s) : NARMA_SUCCESS;
 }
 
 static int hyb_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                    void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
 {
-    return narmat_acc(acc_path(w, target), oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
-                      tcount, ttype, op, mreq);
+    int rc = acc_order(w, target);
+    return rc ? rc
+              : narmat_acc(&hy(w)->mpi, oaddr, ocount, otype, raddr, rcount, rtype, target, disp,
+                           tcount, ttype, op, mreq);
 }
 
 static int hyb_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
                    MPI_Datatype type, int target, MPI_Aint disp)
 {
-    return narmat_cas(acc_path(w, target), oaddr, caddr, raddr, type, target, disp);
+    int rc = acc_order(w, target);
+    return rc ? rc : narmat_cas(&hy(w)->mpi, oaddr, caddr, raddr, type, target, disp);
+}
+
+/* Before a notification to a node peer through shm: this origin's accumulates to that peer
+ * went through mpi, and complete there first, so that the peer that matches the notification
+ * finds them done, as on one transport (mpi's notified access flushes its target; shm's
+ * accesses are complete on return). mpi's flush returns at once when nothing was issued. */
+static int note_order(struct narmat_win *w, int target)
+{
+    return narmat_flush(&hy(w)->mpi, target);
 }
 
 /* A node peer is reached through shm and, for accumulates, through mpi: its flush completes
@@ -358,7 +381,8 @@ static int hyb_sync(struct narmat_win *w)
 static int hyb_put_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
-    int s = via_shm(w, target);
+    int s = via_shm(w, target), rc;
+    if (s >= 0 && (rc = note_order(w, target))) return rc;
     return s >= 0
                ? narmat_put_notify(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, tag)
                : narmat_put_notify(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount, ttype,
@@ -369,7 +393,8 @@ static int hyb_rput_notify(struct narmat_win *w, const void *oaddr, int ocount, 
                            int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag,
                            uint64_t *ticket)
 {
-    int s = via_shm(w, target);
+    int s = via_shm(w, target), rc;
+    if (s >= 0 && (rc = note_order(w, target))) return rc;
     return s >= 0 ? narmat_rput_notify(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype,
                                        tag, ticket)
                   : narmat_rput_notify(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount,
@@ -383,9 +408,10 @@ static int hyb_pput_prep(struct narmat_win *w, const void *oaddr, int ocount, MP
                          struct narmat_pput *p)
 {
     int s = via_shm(w, target);
-    return s >= 0
-               ? narmat_pput_prep(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, tag, p)
-               : NARMAT_NO_PREP;
+    if (s < 0) return NARMAT_NO_PREP;
+    int rc = narmat_pput_prep(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, tag, p);
+    p->outer = target; /* for note_order at each start */
+    return rc;
 }
 
 static int hyb_notify_prep(struct narmat_win *w, int target)
@@ -396,7 +422,8 @@ static int hyb_notify_prep(struct narmat_win *w, int target)
 
 static int hyb_pput_start(struct narmat_win *w, const struct narmat_pput *p)
 {
-    return narmat_pput_start(&hy(w)->shm, p);
+    int rc = note_order(w, p->outer);
+    return rc ? rc : narmat_pput_start(&hy(w)->shm, p);
 }
 
 static int hyb_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
@@ -409,7 +436,8 @@ static int hyb_ticket_done(struct narmat_win *w, int target, uint64_t ticket)
 static int hyb_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
                           int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
 {
-    int s = via_shm(w, target);
+    int s = via_shm(w, target), rc;
+    if (s >= 0 && (rc = note_order(w, target))) return rc;
     return s >= 0
                ? narmat_get_notify(&hy(w)->shm, oaddr, ocount, otype, s, disp, tcount, ttype, tag)
                : narmat_get_notify(&hy(w)->mpi, oaddr, ocount, otype, target, disp, tcount, ttype,
@@ -434,7 +462,7 @@ struct hyb_acc_move {
 static int hyb_acc_move(void *arg)
 {
     const struct hyb_acc_move *m = arg;
-    narmau_atomic_fence_seq_cst(); /* as acc_path */
+    narmau_atomic_fence_seq_cst(); /* as acc_order (shm's note settled the pulls before) */
     int rc = narmat_acc(m->mpi, m->oaddr, m->ocount, m->otype, NULL, 0, MPI_DATATYPE_NULL,
                         m->target, m->disp, m->tcount, m->ttype, m->op, NULL);
     return rc ? rc : narmat_flush(m->mpi, m->target);
