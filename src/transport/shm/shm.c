@@ -171,7 +171,8 @@ static int shm_test_fail(const struct narmat_win *w, int stage)
  * origin publishes a record carrying its buffer's address and returns at once; the target copies
  * the data into its window with process_vm_readv when it drains the record, before it delivers the
  * notification, while the origin computes. The request completes when the copy is done. Contiguous
- * puts of one type on both sides, Win_allocate and Win_create windows.
+ * puts of one type on both sides, on every window but a dynamic one (Win_allocate, Win_create,
+ * Win_allocate_shared).
  *
  * Who copies is decided by one word in the origin's segment, pull word i (64 per origin and
  * window), holding gen << 2 | state, gen being pull i's generation (bumped per use):
