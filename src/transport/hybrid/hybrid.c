@@ -114,17 +114,12 @@ static int hyb_map(struct narmat_win *w, struct hyb *h)
 /* Win_allocate: MPI allocates the memory (mpi first, MPI_Win_allocate over every rank) and
  * shm reaches the node's share of it through MPI_Win_shared_query (MPI-4: any window's memory
  * that is shared), so the MPI library sees its own window (its fast paths, no Win_create of
- * memory it did not allocate) and shm moves no page. 1 when every node peer's memory answers:
- * a base for every byte it has (size 0 and a NULL base is MPI-4.1's answer for memory that is
- * not shared, so it counts only for a peer whose window is empty). Collective over the node. */
-static int hyb_node_shares(struct hyb *h, MPI_Aint size)
+ * memory it did not allocate) and shm moves no page. 1 when every node peer's memory answers
+ * (size 0 and a NULL base, MPI-4.1's answer for memory not shared, is also an empty window's:
+ * shm's creation tells them apart by the sizes it gathers, and falls back to mpi). */
+static int hyb_node_shares(struct hyb *h)
 {
-    MPI_Aint *sizes = malloc((size_t)h->shm.size * sizeof *sizes);
-    int have = sizes != NULL, ok = 0;
-    /* Every rank of the node has room for the sizes, or none gathers them. */
-    if (MPI_Allreduce(&have, &ok, 1, MPI_INT, MPI_LAND, h->shm.comm) != MPI_SUCCESS) ok = 0;
-    if (ok && MPI_Allgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, h->shm.comm) != MPI_SUCCESS)
-        ok = 0;
+    int ok = 1;
     MPI_Errhandler prev;
     MPI_Win_get_errhandler(h->mpi.attr_win, &prev);
     MPI_Win_set_errhandler(h->mpi.attr_win, MPI_ERRORS_RETURN);
@@ -134,11 +129,10 @@ static int hyb_node_shares(struct hyb *h, MPI_Aint size)
         void *qbase = NULL;
         ok = MPI_Win_shared_query(h->mpi.attr_win, h->win_of[i], &qsize, &qdisp, &qbase) ==
                  MPI_SUCCESS &&
-             qsize >= sizes[i] && (qbase != NULL || sizes[i] == 0);
+             (qbase != NULL || qsize == 0);
     }
     MPI_Win_set_errhandler(h->mpi.attr_win, prev);
     MPI_Errhandler_free(&prev);
-    free(sizes);
     int all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, h->shm.comm);
     if (!all)
@@ -194,7 +188,7 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
             return rc; /* mpi agrees on failure among every rank */
         }
         mpi_up = 1;
-        if (h->has_shm) h->has_shm = hyb_node_shares(h, size);
+        if (h->has_shm) h->has_shm = hyb_node_shares(h);
         if (h->has_shm) {
             h->shm.flavor = MPI_WIN_FLAVOR_CREATE;
             h->shm.shared_win = h->mpi.attr_win;
@@ -490,7 +484,8 @@ static int hyb_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, M
 static int hyb_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
                     int (*move)(void *move_arg), void *move_arg)
 {
-    int s = via_shm(w, target);
+    int s = via_shm(w, target), rc;
+    if (s >= 0 && (rc = note_order(w, target))) return rc;
     return s >= 0 ? narmat_note(&hy(w)->shm, s, kind, tag, bytes, move, move_arg)
                   : narmat_note(&hy(w)->mpi, target, kind, tag, bytes, move, move_arg);
 }

@@ -326,7 +326,7 @@ static int copy_table(struct narmat_dyn *d, int t)
         if (t == d->rank) {
             memcpy(rg, (void *)(uintptr_t)regs, nreg * sizeof *rg);
             memcpy(rn, (void *)(uintptr_t)runs, nrun * sizeof *rn);
-        } else if (ok) {
+        } else {
             struct iovec li[2] = {{rg, nreg * sizeof *rg}, {rn, nrun * sizeof *rn}},
                          ri[2] = {{(void *)(uintptr_t)regs, nreg * sizeof *rg},
                                   {(void *)(uintptr_t)runs, nrun * sizeof *rn}};

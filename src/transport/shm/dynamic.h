@@ -76,7 +76,6 @@ struct narmat_dyn_view {
 
 #define NARMAT_DYN_VIEWS 8
 
-/* What I know of one target. */
 /* A region table and its runs in arrays kept from one copy to the next and grown by doubling:
  * a dynamic window's tables change at every attach, and fresh arrays each time would scatter
  * the program's own small allocations (list elements it attaches one by one) over more pages,
@@ -87,6 +86,7 @@ struct narmat_dyn_tab {
     size_t reg_cap, run_cap;
 };
 
+/* What I know of one target. */
 struct narmat_dyn_peer {
     const uint64_t *version; /* the target's version word (shared memory) */
     uint64_t ver;            /* version of my copy of its table (odd: none yet) */

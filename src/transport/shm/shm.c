@@ -648,7 +648,11 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
             MPI_Aint ssize;
             int sdisp;
             mrc = MPI_Win_shared_query(w->shared_win, w->shared_rank[r], &ssize, &sdisp, &pr->data);
-            if (mrc != MPI_SUCCESS) rc = narmau_mpi_error(mrc);
+            if (mrc != MPI_SUCCESS)
+                rc = narmau_mpi_error(mrc);
+            else if (pr->data == NULL && all[r].size > 0) /* MPI-4.1: memory not shared */
+                rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
+                                "MPI_Win_shared_query gives no address for rank %d's memory", r);
             continue;
         }
         if (r == w->rank || all[r].size == 0) {
