@@ -226,9 +226,10 @@ struct narmai_win {
      * t.flavor, t.size_bytes (local size), t.disp_unit, t.base, t.model (NARMA_WIN_MODEL),
      * t.attr_win (the MPI window carrying attributes and the name), t.ops, t.tp. */
     struct narmat_win t;
-    MPI_Group group;   /* the window's group */
-    int *iota;         /* 0, 1, ..., size-1 (group translation) */
-    narmau_dlist link; /* on narmai_g.windows */
+    struct narmat_node *node_ref; /* t.node's reference (narmat_node_get) */
+    MPI_Group group;              /* the window's group */
+    int *iota;                    /* 0, 1, ..., size-1 (group translation) */
+    narmau_dlist link;            /* on narmai_g.windows */
 
     /* epochs (epoch.h) */
     narmau_dlist epochs; /* every epoch not yet DONE (or not yet closed), opening order */

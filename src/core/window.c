@@ -24,6 +24,8 @@ static void win_release(struct narmai_win *w)
     narmai_uq_destroy(&w->uq);
     narmai_counter_free(w);
     narmai_win_errhandler_release(w);
+    narmat_node_put(w->node_ref, &w->t.node);
+    w->node_ref = NULL;
     if (w->t.comm != MPI_COMM_NULL) MPI_Comm_free(&w->t.comm);
     w->magic = 0;
     narmau_pool_give(&win_pool, w, sizeof(*w)); /* a stale handle reads "freed" */
@@ -108,6 +110,7 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->t.attr_win = MPI_WIN_NULL;
     w->t.ring_slots = narmai_g.ring_slots;
     w->t.shared_win = MPI_WIN_NULL;
+    w->t.node = MPI_COMM_NULL;
     w->t.pull_min = -1;
     w->group = MPI_GROUP_NULL;
     narmai_group_cache_init(w);
@@ -155,7 +158,8 @@ static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Ain
     w->fence_flat_max = flat;
     /* A refusal of select (Win_allocate_shared over ranks that do not share memory) is every
      * rank's alike and final. */
-    rc = narmat_select(w->t.comm, flavor, &w->t.ops);
+    rc = narmat_node_get(comm, w->t.comm, &w->node_ref, &w->t.node);
+    if (rc == NARMA_SUCCESS) rc = narmat_select(w->t.comm, w->t.node, flavor, &w->t.ops);
     if (rc == NARMA_SUCCESS) {
         rc = narmat_win_init(&w->t, base, size, info);
         /* Refused by every rank alike (e.g. user memory shm cannot share): the next transport. */

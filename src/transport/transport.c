@@ -2,6 +2,7 @@
 #include "transport/transport.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,19 +111,174 @@ int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
     return mrc == MPI_SUCCESS ? NARMA_SUCCESS : narmau_mpi_error(mrc);
 }
 
+/* ---- Node communicators, one per program communicator ----------------------------------
+ *
+ * A window needs the ranks of its node (hybrid: shm's communicator and segment; mpi: whether
+ * every rank runs on one host; select). Splitting once per window cost two collectives and,
+ * held by hybrid for the window's life, one of the MPI library's context ids per window (MPICH
+ * has 2048: with the others a window holds, 409 windows across pretend nodes): the split is now
+ * made once per communicator the program passes ("parent") and kept as an attribute of it,
+ * with a reference per window built on it. It is freed when the last of the parent and those
+ * windows goes; at MPI_Finalize (an attribute of MPI_COMM_SELF, whose callbacks run first)
+ * nothing is freed any more: MPI may be tearing itself down when it deletes the other
+ * communicators' attributes. Entries stay on a list, so that memory checkers see them
+ * reachable. The mutex guards the list, the counts and the flag; the only MPI calls made under
+ * it create the keys and set MPI_COMM_SELF's attribute (no callback runs then). */
+struct narmat_node {
+    struct narmat_node *next, *prev;
+    MPI_Comm comm;
+    unsigned refs; /* windows holding it, plus one while the parent lives */
+};
+
+static pthread_mutex_t node_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct narmat_node node_list = {&node_list, &node_list, MPI_COMM_NULL, 0};
+static int node_key = MPI_KEYVAL_INVALID;
+static int node_self_key = MPI_KEYVAL_INVALID;
+static int node_finalizing;
+
+/* Drop one reference (node_mu held); the entry is unlinked when it was the last. Returns
+ * whether the caller must free it (outside the mutex: node_drop_finish). */
+static int node_drop_locked(struct narmat_node *e)
+{
+    if (--e->refs > 0) return 0;
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+    return 1;
+}
+
+static void node_drop_finish(struct narmat_node *e, int finalizing)
+{
+    if (!finalizing && e->comm != MPI_COMM_NULL) MPI_Comm_free(&e->comm);
+    free(e);
+}
+
+static void node_drop(struct narmat_node *e)
+{
+    pthread_mutex_lock(&node_mu);
+    int last = node_drop_locked(e), fin = node_finalizing;
+    pthread_mutex_unlock(&node_mu);
+    if (last) node_drop_finish(e, fin);
+}
+
+/* The parent is being freed (by the program, or by MPI_Finalize). */
+static int node_parent_gone(MPI_Comm parent, int key, void *val, void *extra)
+{
+    (void)parent;
+    (void)key;
+    (void)extra;
+    node_drop(val);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Finalize began (MPI_COMM_SELF's attributes go first). */
+static int node_finalize(MPI_Comm self, int key, void *val, void *extra)
+{
+    (void)self;
+    (void)key;
+    (void)val;
+    (void)extra;
+    pthread_mutex_lock(&node_mu);
+    node_finalizing = 1;
+    pthread_mutex_unlock(&node_mu);
+    return MPI_SUCCESS;
+}
+
+/* The keys, once (node_mu held; each step is retried only until it succeeds). */
+static int node_self_set;
+static int node_keys_locked(void)
+{
+    int mrc = MPI_SUCCESS;
+    if (node_self_key == MPI_KEYVAL_INVALID)
+        mrc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, node_finalize, &node_self_key, NULL);
+    if (mrc == MPI_SUCCESS && !node_self_set &&
+        (mrc = MPI_Comm_set_attr(MPI_COMM_SELF, node_self_key, NULL)) == MPI_SUCCESS)
+        node_self_set = 1;
+    if (mrc == MPI_SUCCESS && node_key == MPI_KEYVAL_INVALID)
+        mrc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, node_parent_gone, &node_key, NULL);
+    return mrc;
+}
+
+int narmat_node_get(MPI_Comm parent, MPI_Comm comm, struct narmat_node **ref, MPI_Comm *node)
+{
+    *ref = NULL;
+    *node = MPI_COMM_NULL;
+    pthread_mutex_lock(&node_mu);
+    int keys = node_keys_locked();
+    pthread_mutex_unlock(&node_mu);
+    /* Attribute calls outside the mutex: setting or deleting one runs node_parent_gone. A
+     * program does not create windows over one communicator from two threads at once (creation
+     * is collective over it), so nobody else changes parent's entry meanwhile. */
+    void *val = NULL;
+    int flag = 0;
+    struct narmat_node *e = NULL;
+    if (keys == MPI_SUCCESS && MPI_Comm_get_attr(parent, node_key, &val, &flag) == MPI_SUCCESS &&
+        flag) {
+        e = val;
+        pthread_mutex_lock(&node_mu);
+        e->refs++;
+        pthread_mutex_unlock(&node_mu);
+    }
+    /* Every rank makes the entry with the others (below), but a rank that could not (no
+     * memory, an attribute MPI refused) has none: all use their entry or none does, so that
+     * the split below is everyone's or no one's. */
+    int mine = e != NULL, all = 0;
+    int mrc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (mrc != MPI_SUCCESS) {
+        if (e != NULL) node_drop(e);
+        return narmau_mpi_error(mrc);
+    }
+    if (all) {
+        *ref = e;
+        *node = e->comm;
+        return NARMA_SUCCESS;
+    }
+    /* Not kept everywhere: every rank splits, and those that had an entry drop it, so that
+     * all ranks that keep one keep this split's (else two node peers could later use
+     * different communicators for one collective). */
+    if (e != NULL) {
+        node_drop(e);
+        MPI_Comm_delete_attr(parent, node_key); /* node_parent_gone drops the parent's */
+    }
+    MPI_Comm fresh;
+    int rc = narmat_node_comm(comm, &fresh);
+    if (rc) return rc;
+    *node = fresh;
+    if (keys != MPI_SUCCESS || (e = malloc(sizeof(*e))) == NULL)
+        return NARMA_SUCCESS; /* uncached: the caller owns it (narmat_node_put) */
+    e->comm = fresh;
+    e->refs = 1; /* the caller's */
+    e->next = e->prev = e;
+    if (MPI_Comm_set_attr(parent, node_key, e) == MPI_SUCCESS) {
+        pthread_mutex_lock(&node_mu);
+        e->refs++; /* the parent's */
+        e->next = &node_list;
+        e->prev = node_list.prev;
+        e->prev->next = e;
+        node_list.prev = e;
+        pthread_mutex_unlock(&node_mu);
+    }
+    *ref = e;
+    return NARMA_SUCCESS;
+}
+
+void narmat_node_put(struct narmat_node *ref, MPI_Comm *node)
+{
+    if (ref != NULL)
+        node_drop(ref);
+    else if (*node != MPI_COMM_NULL)
+        MPI_Comm_free(node);
+    *node = MPI_COMM_NULL;
+}
+
 /* Win_allocate_shared: every rank of comm on one node (pretend nodes of NARMA_NODE_SIZE
  * count as nodes), else NARMA_ERR_UNSUPPORTED. Sharing a node is an equivalence, so every
  * rank reaches the same verdict without asking the others. shm serves the window; with
  * NARMA_TRANSPORT=mpi, mpi does (over MPI's own shared allocation: still load/store). */
-static int select_shared(MPI_Comm comm, const struct narmat_ops **ops)
+static int select_shared(MPI_Comm comm, MPI_Comm node, const struct narmat_ops **ops)
 {
-    MPI_Comm node;
-    int rc = narmat_node_comm(comm, &node);
-    if (rc) return rc;
     int size, nsize;
     MPI_Comm_size(comm, &size);
     MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
     if (nsize != size)
         return NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
                           "Win_allocate_shared: the communicator's %d ranks do not all share "
@@ -139,21 +295,17 @@ static int select_shared(MPI_Comm comm, const struct narmat_ops **ops)
  *   anything between                hybrid: shm between the ranks of a node, mpi between nodes.
  * A window shm refuses on every rank (user memory it cannot share) falls back: narmat_fallback.
  * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it applies", as auto.
- * Win_allocate_shared windows: select_shared. Collective over comm. */
-int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops)
+ * Win_allocate_shared windows: select_shared. Collective over comm. node: narmat_node_get. */
+int narmat_select(MPI_Comm comm, MPI_Comm node, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
-    if (flavor == MPI_WIN_FLAVOR_SHARED) return select_shared(comm, ops);
+    if (flavor == MPI_WIN_FLAVOR_SHARED) return select_shared(comm, node, ops);
     int shm_serves =
         flavor != MPI_WIN_FLAVOR_DYNAMIC || narmat_shm_ops.attach != narmat_enosys_attach;
     if (narmat_cfg.force_mpi || !shm_serves) return narmat_ops_check(*ops);
-    MPI_Comm node;
-    int rc = narmat_node_comm(comm, &node);
-    if (rc) return rc;
     int size, nsize;
     MPI_Comm_size(comm, &size);
     MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
     /* Sharing a node is an equivalence: when one rank's node holds every rank, every rank's
      * does, and all of them see it without asking the others. Otherwise MIN over ranks of
      * {every rank on one node (0 by now), every rank alone on its node}. */

@@ -72,6 +72,8 @@ struct narmat_win {
     const struct narmat_ops *ops; /* the transport serving this context */
     void *tp;                     /* that transport's state */
     MPI_Comm comm;                /* the ranks of this context (a private communicator) */
+    MPI_Comm node;                /* comm's ranks on this process's node (narmat_node_get): for
+                                   * win_init; shared, never freed by a transport */
     int rank, size;               /* this process's rank in comm, and comm's size */
     int flavor;                   /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE, _DYNAMIC or _SHARED */
     int disp_unit;                /* this rank's displacement unit */
@@ -79,6 +81,8 @@ struct narmat_win {
     void *base;                   /* this rank's window memory (win_init sets it: allocate) */
     int model;                    /* MPI_WIN_UNIFIED unless win_init says MPI_WIN_SEPARATE */
     MPI_Win attr_win;             /* win_init sets it: an MPI window carrying attributes, name */
+    MPI_Aint attr_off;            /* win_init sets it: bytes from the start of attr_win's memory
+                                   * (MPI_Win_shared_query) to the window's, on every rank */
     uint32_t ring_slots;          /* notification ring capacity per target (power of two) */
     /* Window info narma_notify_completion=flush: a notified access, its data and its
      * notification may complete at the origin's next flush (or unlock, complete, fence, control
@@ -97,6 +101,7 @@ struct narmat_win {
      * (MPI_Win_shared_query), so nothing is allocated or moved (flavor CREATE). */
     MPI_Win shared_win;
     const int *shared_rank;
+    MPI_Aint shared_off; /* and starts this many bytes into that window's memory */
 };
 
 /* Control words every rank owns. */
@@ -234,9 +239,10 @@ extern const struct narmat_ops narmat_shm_ops;
 extern const struct narmat_ops narmat_mpi_ops;
 extern const struct narmat_ops narmat_hybrid_ops;
 
-/* Choose the transport for a new window on comm (collective: every rank gets the same answer).
- * NARMA_ERR_INTERN if the chosen table fails narmat_ops_check. */
-int narmat_select(MPI_Comm comm, int flavor, const struct narmat_ops **ops);
+/* Choose the transport for a new window on comm, whose node communicator is node
+ * (narmat_node_get); collective: every rank gets the same answer. NARMA_ERR_INTERN if the
+ * chosen table fails narmat_ops_check. */
+int narmat_select(MPI_Comm comm, MPI_Comm node, int flavor, const struct narmat_ops **ops);
 
 /* Read the transport layer's environment (NARMA_TRANSPORT, NARMA_NODE_SIZE) once, at narma's
  * initialisation; unknown values are reported on stderr and ignored. */
@@ -246,6 +252,15 @@ void narmat_configure(void);
  * share memory, split further by NARMA_NODE_SIZE=k (pretend nodes of k consecutive
  * MPI_COMM_WORLD ranks, so that several nodes are tested on one machine). Collective. */
 int narmat_node_comm(MPI_Comm comm, MPI_Comm *node);
+
+/* The same for a window on comm, a duplicate of parent (the communicator the program passed):
+ * made once per parent (collective over comm then) and kept with it, so a window costs no split
+ * and holds no communicator of its own for its node (MPI libraries have a few thousand). The
+ * caller holds a reference until narmat_node_put and must not free *node itself. Fails only
+ * when the split does (every rank alike). */
+struct narmat_node;
+int narmat_node_get(MPI_Comm parent, MPI_Comm comm, struct narmat_node **ref, MPI_Comm *node);
+void narmat_node_put(struct narmat_node *ref, MPI_Comm *node);
 
 /* The transport to try when the selected one refused a window with
  * NARMA_ERR_UNSUPPORTED on every rank (the portable one); NARMA_ERR_UNSUPPORTED

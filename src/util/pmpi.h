@@ -16,10 +16,14 @@
 #define MPI_Alloc_mem             PMPI_Alloc_mem
 #define MPI_Allreduce             PMPI_Allreduce
 #define MPI_Barrier               PMPI_Barrier
+#define MPI_Comm_create_keyval    PMPI_Comm_create_keyval
+#define MPI_Comm_delete_attr      PMPI_Comm_delete_attr
 #define MPI_Comm_dup              PMPI_Comm_dup
 #define MPI_Comm_free             PMPI_Comm_free
+#define MPI_Comm_get_attr         PMPI_Comm_get_attr
 #define MPI_Comm_group            PMPI_Comm_group
 #define MPI_Comm_rank             PMPI_Comm_rank
+#define MPI_Comm_set_attr         PMPI_Comm_set_attr
 #define MPI_Comm_set_errhandler   PMPI_Comm_set_errhandler
 #define MPI_Comm_size             PMPI_Comm_size
 #define MPI_Comm_split            PMPI_Comm_split

@@ -67,7 +67,6 @@ static const char *hyb_target_name(struct narmat_win *w, int target)
 
 static void hyb_release(struct hyb *h)
 {
-    if (h->shm.comm != MPI_COMM_NULL) MPI_Comm_free(&h->shm.comm);
     free(h->node_of);
     free(h->win_of);
     free(h);
@@ -154,15 +153,8 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     struct hyb *h = calloc(1, sizeof(*h));
     int rc = h != NULL ? NARMA_SUCCESS : NARMAU_ERR(NARMA_ERR_NO_MEM, "hybrid state");
     if (h != NULL) h->shm.comm = MPI_COMM_NULL;
-    /* Collective over comm: every rank takes part even after a local failure. */
-    MPI_Comm node = MPI_COMM_NULL;
-    int nrc = narmat_node_comm(w->comm, &node);
-    if (rc == NARMA_SUCCESS) rc = nrc;
-    if (h == NULL || nrc) {
-        if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
-        free(h);
-        return hyb_agree(w->comm, rc);
-    }
+    if (h == NULL) return hyb_agree(w->comm, rc);
+    MPI_Comm node = w->node; /* the core's, kept with the program's communicator */
     struct narmat_win tmpl = *w;
     tmpl.tp = NULL;
     tmpl.attr_win = MPI_WIN_NULL;
@@ -192,6 +184,7 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         if (h->has_shm) {
             h->shm.flavor = MPI_WIN_FLAVOR_CREATE;
             h->shm.shared_win = h->mpi.attr_win;
+            h->shm.shared_off = h->mpi.attr_off;
             h->shm.shared_rank = h->win_of;
             rc = hyb_shm_init(h, h->mpi.base, size, info);
         }
@@ -227,6 +220,7 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     w->may_defer = h->has_shm && h->shm.may_defer;
     w->model = h->mpi.model;
     w->attr_win = h->mpi.attr_win;
+    w->attr_off = h->mpi.attr_off;
     return NARMA_SUCCESS;
 }
 

@@ -10,6 +10,12 @@
  * MPI_Win_lock_all(MPI_MODE_NOCHECK) for their whole life:
  *   data  the user's memory (create / allocate / dynamic), w->attr_win;
  *   ctl   MPI_Win_allocate'd, disp_unit 1, same layout on every rank:
+ * except a Win_allocate window, whose ctl and data are one MPI window (an MPI
+ * library has a few thousand communicator contexts, and each MPI window takes
+ * one): MPI_Win_allocate of ctl_bytes + the user's size, disp_unit 1, with the
+ * window's info; the ctl layout at offset 0, the user's memory at data_off =
+ * ctl_bytes on every rank (mpi_disp adds it). t->data == t->ctl then. The
+ * ctl layout:
  *
  *     line 0   header {magic, layout version, slot size, slots per origin}
  *     line 1   lock word (NARMAT_CTL_LOCK)
@@ -199,11 +205,14 @@
 #include <string.h>
 #include <time.h>
 
-#define NARMAT_MPI_MAGIC          UINT64_C(0x6e61726d616d7069) /* "narmampi" */
-#define NARMAT_MPI_LAYOUT_VERSION 6
+#define NARMAT_MPI_MAGIC UINT64_C(0x6e61726d616d7069) /* "narmampi" */
+/* Layout 7: a Win_allocate window's ctl and data in one MPI window. */
+#define NARMAT_MPI_LAYOUT_VERSION 7
 #define NARMAT_MPI_LINE           64
 #define NARMAT_MPI_SEEN_FIRST     256 /* records one poll can order before seen[] grows */
 #define NARMAT_MPI_MIN_SUBRING    4   /* slots per origin, whatever NARMA_RING_SLOTS / size is */
+/* Largest window, in bytes, with room for the ctl words and padding below MPI_Aint's limit. */
+#define NARMAT_MPI_MAX_BYTES ((MPI_Aint)(((uint64_t)1 << (8 * sizeof(MPI_Aint) - 1)) - 1) / 2)
 _Static_assert(NARMAT_MPI_LAYOUT_VERSION < 256, "a layout is one byte of the wire version");
 #define NARMAT_MPI_NOTE_VOID       0 /* record kind of a failed access (narmat_note_kind starts at 1) */
 #define NARMAT_MPI_DEFAULT_REGIONS 64 /* NARMA_DYNAMIC_REGIONS */
@@ -244,7 +253,8 @@ struct narmat_mpi_dyncache {
 };
 
 struct narmat_mpi {
-    MPI_Win data, ctl;
+    MPI_Win data, ctl;     /* the same window for Win_allocate (see the top of the file) */
+    MPI_Aint data_off;     /* Win_allocate: bytes from the MPI window's base to the user's */
     unsigned char *ctlmem; /* base of this rank's ctl window */
     MPI_Aint off_done, off_credit, off_joined, off_ring, ctl_bytes;
     uint64_t slots;               /* capacity of each origin's sub-ring, same on every rank */
@@ -305,15 +315,22 @@ static int narmat_mpi_send(struct narmat_win *w, int target);
 static int narmat_mpi_send_pending(struct narmat_win *w, int keep);
 
 /* The displacement MPI gets: a Win_create window's MPI window has unit 1 and
- * starts delta bytes below the user's base (see win_init). check_bounds
- * accepted disp, so the product cannot overflow unless no byte is accessed. */
+ * starts delta bytes below the user's base (see win_init); a Win_allocate
+ * window's has unit 1 and starts data_off bytes below it (its ctl words).
+ * check_bounds accepted disp, so the product cannot overflow unless no byte is
+ * accessed. */
 static inline MPI_Aint mpi_disp(const struct narmat_win *w, const struct narmat_mpi *t, int target,
                                 MPI_Aint disp)
 {
-    MPI_Aint off;
-    if (w->flavor != MPI_WIN_FLAVOR_CREATE) return disp;
-    if (__builtin_mul_overflow(disp, (MPI_Aint)t->units[target], &off)) return t->deltas[target];
-    return off + t->deltas[target];
+    MPI_Aint off, delta;
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE)
+        delta = t->deltas[target];
+    else if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE)
+        delta = t->data_off;
+    else
+        return disp;
+    if (__builtin_mul_overflow(disp, (MPI_Aint)t->units[target], &off)) return delta;
+    return off + delta;
 }
 
 /* Slots of each origin's sub-ring: the ring of `total` slots shared among `size` origins (a
@@ -359,6 +376,7 @@ static inline uint64_t *ctl_word(const struct narmat_mpi *t, MPI_Aint off)
 static void narmat_mpi_release(struct narmat_mpi *t)
 {
     if (t == NULL) return;
+    if (t->data == t->ctl) t->data = MPI_WIN_NULL; /* one window (Win_allocate) */
     if (t->ctl != MPI_WIN_NULL) {
         if (t->locked) MPI_Win_unlock_all(t->ctl);
         MPI_Win_free(&t->ctl);
@@ -441,10 +459,34 @@ static int narmat_mpi_agree(struct narmat_win *w, int mine)
     return NARMAU_ERR(worst, "another rank could not create its part of the window");
 }
 
+/* The info of a Win_allocate window's one MPI window (see the top of the file): the program's,
+ * less what would misdescribe narma's control words, which mix operations on one word
+ * (accumulate_ops=same_op, MPICH's which_accumulate_ops); *align is the
+ * mpi_minimum_memory_alignment asked for (0: none), which data_off then honours. */
+static int merged_info(MPI_Info in, MPI_Info *out, unsigned long *align)
+{
+    int n = 0, mrc = MPI_Info_create(out);
+    *align = 0;
+    if (mrc == MPI_SUCCESS && in != MPI_INFO_NULL) mrc = MPI_Info_get_nkeys(in, &n);
+    for (int i = 0; i < n && mrc == MPI_SUCCESS; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[256];
+        int len = 0, flag = 0;
+        if ((mrc = MPI_Info_get_nthkey(in, i, key)) != MPI_SUCCESS) break;
+        if (!strcmp(key, "accumulate_ops") || !strcmp(key, "which_accumulate_ops")) continue;
+        mrc = MPI_Info_get_valuelen(in, key, &len, &flag);
+        if (mrc != MPI_SUCCESS || !flag || len >= (int)sizeof(val)) continue; /* not ours */
+        if ((mrc = MPI_Info_get(in, key, (int)sizeof(val) - 1, val, &flag)) != MPI_SUCCESS) break;
+        if (!strcmp(key, "mpi_minimum_memory_alignment")) *align = strtoul(val, NULL, 10);
+        mrc = MPI_Info_set(*out, key, val);
+    }
+    return mrc;
+}
+
 static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
     int rc = NARMA_SUCCESS, flag, mrc0;
-    MPI_Info cinfo = MPI_INFO_NULL;
+    MPI_Info cinfo = MPI_INFO_NULL, dinfo = MPI_INFO_NULL;
+    unsigned long align = 0;
     size_t p = (size_t)w->size;
     /* NARMA_TEST_FAIL_ALLOC stages here: 1 transport state, 2 a dynamic window's tables. */
     struct narmat_mpi *t = calloc(1, sizeof(*t));
@@ -497,12 +539,8 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         w->base = base;
         break;
     }
-    case MPI_WIN_FLAVOR_ALLOCATE: {
-        void *b = NULL;
-        NARMAT_MPI_TRY(MPI_Win_allocate(pad_line(size), w->disp_unit, info, w->comm, &b, &t->data));
-        w->base = b;
+    case MPI_WIN_FLAVOR_ALLOCATE: /* with the ctl words, below */
         break;
-    }
     case MPI_WIN_FLAVOR_SHARED: {
         /* Unpadded: rank r's memory must start where rank r-1's ends. */
         void *b = NULL;
@@ -518,7 +556,7 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         rc = NARMAU_ERR(NARMA_ERR_INTERN, "unknown flavor %d", w->flavor);
         goto fail;
     }
-    NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->data, MPI_ERRORS_RETURN));
+    if (t->data != MPI_WIN_NULL) NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->data, MPI_ERRORS_RETURN));
 
     /* Geometry of the targets, for check_bounds. */
     MPI_Aint mysize = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
@@ -530,11 +568,8 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
      * step between nodes. Every rank sees the same answer (one node holds all or none).
      * Pretend nodes (NARMA_NODE_SIZE) count as nodes, so that the tests split over them run
      * the realtime branch on one machine. */
-    MPI_Comm host;
     int hsize = 0;
-    if ((rc = narmat_node_comm(w->comm, &host))) goto fail;
-    MPI_Comm_size(host, &hsize);
-    MPI_Comm_free(&host);
+    MPI_Comm_size(w->node, &hsize);
     t->clock = hsize == w->size ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     if (w->rank == 0 && narmau_verbose())
         fprintf(stderr, "narma: mpi transport: a window of %d ranks, %s; records timed by %s\n",
@@ -543,9 +578,16 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
 
     /* Sub-ring capacity (see "Notification rings"): NARMA_RING_SLOTS is the whole ring of a
      * target, shared out among its origins; every rank must agree on the layout. */
-    unsigned mine = w->ring_slots ? w->ring_slots : 2, slots = 0;
-    NARMAT_MPI_TRY(MPI_Allreduce(&mine, &slots, 1, MPI_UNSIGNED, MPI_MAX, w->comm));
-    t->slots = narmat_mpi_subring(slots, w->size);
+    /* A local failure (MPI short of memory for an info) keeps no hint rather than skip the
+     * collectives below. */
+    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE && merged_info(info, &dinfo, &align) != MPI_SUCCESS) {
+        if (dinfo != MPI_INFO_NULL) MPI_Info_free(&dinfo);
+        align = 0;
+    }
+    unsigned long mine[2] = {w->ring_slots ? w->ring_slots : 2, align}, most[2] = {0, 0};
+    NARMAT_MPI_TRY(MPI_Allreduce(mine, most, 2, MPI_UNSIGNED_LONG, MPI_MAX, w->comm));
+    t->slots = narmat_mpi_subring((unsigned)most[0], w->size);
+    align = most[1];
 
     t->publish_every = t->slots >= 4 ? t->slots / 4 : 1;
     /* Win_create and dynamic windows need the target inside MPI's progress
@@ -587,8 +629,31 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     NARMAT_MPI_TRY(MPI_Info_set(cinfo, "same_size", "true"));
     NARMAT_MPI_TRY(MPI_Info_set(cinfo, "same_disp_unit", "true"));
     void *cb = NULL;
-    NARMAT_MPI_TRY(MPI_Win_allocate(t->ctl_bytes, 1, cinfo, w->comm, &cb, &t->ctl));
+    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        /* One MPI window: the ctl words (whole cache lines), then the user's memory (padded:
+         * see above), with the window's info (merged_info; its accumulate ordering is the
+         * user's). mpi_minimum_memory_alignment, where the MPI library aligns its window to
+         * it, holds for the user's memory too: data_off is a multiple of it. The size is
+         * checked from every rank's, so that no rank leaves before the collective alone. */
+        MPI_Aint a = align > NARMAT_MPI_LINE && align <= ((MPI_Aint)1 << 30) ? (MPI_Aint)align
+                                                                             : NARMAT_MPI_LINE;
+        t->data_off = (t->ctl_bytes + a - 1) / a * a;
+        MPI_Aint total = 0, most = 0;
+        for (int r = 0; r < w->size; r++)
+            if (t->sizes[r] > most) most = t->sizes[r];
+        if (most > NARMAT_MPI_MAX_BYTES - t->data_off) {
+            rc = NARMAU_ERR(NARMA_ERR_NO_MEM, "a window of %ld bytes (on some rank)", (long)most);
+            goto fail;
+        }
+        total = t->data_off + pad_line(size);
+        NARMAT_MPI_TRY(MPI_Win_allocate(total, 1, dinfo, w->comm, &cb, &t->ctl));
+        t->data = t->ctl;
+        w->base = (char *)cb + t->data_off;
+    } else {
+        NARMAT_MPI_TRY(MPI_Win_allocate(t->ctl_bytes, 1, cinfo, w->comm, &cb, &t->ctl));
+    }
     t->ctlmem = cb;
+    w->attr_off = t->data_off;
     NARMAT_MPI_TRY(MPI_Win_set_errhandler(t->ctl, MPI_ERRORS_RETURN));
     /* Memory models: narma reads its ctl words with loads only where MPI
      * says ctl is unified, and reports the data window's model as the
@@ -624,7 +689,8 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     }
 
     int mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->data);
-    if (mrc == MPI_SUCCESS && (mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->ctl)) != MPI_SUCCESS)
+    if (mrc == MPI_SUCCESS && t->ctl != t->data &&
+        (mrc = MPI_Win_lock_all(MPI_MODE_NOCHECK, t->ctl)) != MPI_SUCCESS)
         MPI_Win_unlock_all(t->data);
     NARMAT_MPI_TRY(mrc);
     t->locked = 1;
@@ -632,12 +698,14 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     NARMAT_MPI_TRY(MPI_Barrier(w->comm));
 
     MPI_Info_free(&cinfo);
+    if (dinfo != MPI_INFO_NULL) MPI_Info_free(&dinfo);
     w->tp = t;
     w->attr_win = t->data;
     return NARMA_SUCCESS;
 
 fail:
     if (cinfo != MPI_INFO_NULL) MPI_Info_free(&cinfo);
+    if (dinfo != MPI_INFO_NULL) MPI_Info_free(&dinfo);
     narmat_mpi_release(t);
     w->tp = NULL;
     return rc;
@@ -648,14 +716,17 @@ static int narmat_mpi_win_free(struct narmat_win *w)
     struct narmat_mpi *t = tp_of(w);
     int rc = NARMA_SUCCESS, mrc; /* deferred notifications: the core flushed them */
     /* Try every step even after a failure, and report the first one. */
+    if (t->ctl == t->data) t->data = MPI_WIN_NULL; /* one window (Win_allocate) */
     if ((mrc = MPI_Win_unlock_all(t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
     if ((mrc = MPI_Win_free(&t->ctl)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
     /* Every rank is in Win_free (the core agreed first): no one reads our tables any more. */
     for (int i = 0; i < t->ntabs; i++)
         if ((mrc = MPI_Win_detach(t->data, t->tabs[i])) != MPI_SUCCESS && !rc)
             rc = narmau_mpi_error(mrc);
-    if ((mrc = MPI_Win_unlock_all(t->data)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
-    if ((mrc = MPI_Win_free(&t->data)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
+    if (t->data != MPI_WIN_NULL) {
+        if ((mrc = MPI_Win_unlock_all(t->data)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
+        if ((mrc = MPI_Win_free(&t->data)) != MPI_SUCCESS && !rc) rc = narmau_mpi_error(mrc);
+    }
     t->ctl = t->data = MPI_WIN_NULL;
     narmat_mpi_release(t);
     w->tp = NULL;

@@ -653,6 +653,8 @@ static int shm_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
             else if (pr->data == NULL && all[r].size > 0) /* MPI-4.1: memory not shared */
                 rc = NARMAU_ERR(NARMA_ERR_UNSUPPORTED,
                                 "MPI_Win_shared_query gives no address for rank %d's memory", r);
+            else if (pr->data != NULL)
+                pr->data = (char *)pr->data + w->shared_off;
             continue;
         }
         if (r == w->rank || all[r].size == 0) {
