@@ -459,11 +459,13 @@ static int narmat_mpi_agree(struct narmat_win *w, int mine)
     return NARMAU_ERR(worst, "another rank could not create its part of the window");
 }
 
-/* The info of a Win_allocate window's one MPI window (see the top of the file): the program's,
- * less what would misdescribe narma's control words, which mix operations on one word
- * (accumulate_ops=same_op, MPICH's which_accumulate_ops); *align is the
+/* The info of the MPI window holding the user's memory: the program's, less no_locks (narma
+ * holds its windows in MPI_Win_lock_all, which Open MPI refuses on a no_locks window whatever
+ * the program itself does) and, where the control words share that window (Win_allocate, see
+ * the top of the file), less what would misdescribe them: they mix operations on one word
+ * (accumulate_ops=same_op, MPICH's which_accumulate_ops). *align is the
  * mpi_minimum_memory_alignment asked for (0: none), which data_off then honours. */
-static int merged_info(MPI_Info in, MPI_Info *out, unsigned long *align)
+static int data_info(MPI_Info in, int merged, MPI_Info *out, unsigned long *align)
 {
     int n = 0, mrc = MPI_Info_create(out);
     *align = 0;
@@ -472,7 +474,9 @@ static int merged_info(MPI_Info in, MPI_Info *out, unsigned long *align)
         char key[MPI_MAX_INFO_KEY + 1], val[256];
         int len = 0, flag = 0;
         if ((mrc = MPI_Info_get_nthkey(in, i, key)) != MPI_SUCCESS) break;
-        if (!strcmp(key, "accumulate_ops") || !strcmp(key, "which_accumulate_ops")) continue;
+        if (!strcmp(key, "no_locks")) continue;
+        if (merged && (!strcmp(key, "accumulate_ops") || !strcmp(key, "which_accumulate_ops")))
+            continue;
         mrc = MPI_Info_get_valuelen(in, key, &len, &flag);
         if (mrc != MPI_SUCCESS || !flag || len >= (int)sizeof(val)) continue; /* not ours */
         if ((mrc = MPI_Info_get(in, key, (int)sizeof(val) - 1, val, &flag)) != MPI_SUCCESS) break;
@@ -523,6 +527,14 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         return rc;
     }
 
+    /* The data window's info (data_info). A local failure (MPI short of memory for an info)
+     * keeps no hint rather than skip the collectives below. */
+    if (data_info(info, w->flavor == MPI_WIN_FLAVOR_ALLOCATE, &dinfo, &align) != MPI_SUCCESS) {
+        if (dinfo != MPI_INFO_NULL) MPI_Info_free(&dinfo);
+        dinfo = MPI_INFO_NULL;
+        align = 0;
+    }
+
     /* Data window. Allocations are padded to whole cache lines (Debian's
      * MPICH 4.0.2 loses puts on MPI_Win_allocate windows whose size is not a
      * multiple of 16); bounds checks still use the user's size. */
@@ -534,7 +546,7 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
         char *aligned =
             size > 0 ? (char *)((uintptr_t)base & ~(uintptr_t)(NARMAT_MPI_LINE - 1)) : (char *)base;
         MPI_Aint delta = (char *)base - aligned;
-        NARMAT_MPI_TRY(MPI_Win_create(aligned, size + delta, 1, info, w->comm, &t->data));
+        NARMAT_MPI_TRY(MPI_Win_create(aligned, size + delta, 1, dinfo, w->comm, &t->data));
         NARMAT_MPI_TRY(MPI_Allgather(&delta, 1, MPI_AINT, t->deltas, 1, MPI_AINT, w->comm));
         w->base = base;
         break;
@@ -544,12 +556,12 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     case MPI_WIN_FLAVOR_SHARED: {
         /* Unpadded: rank r's memory must start where rank r-1's ends. */
         void *b = NULL;
-        NARMAT_MPI_TRY(MPI_Win_allocate_shared(size, w->disp_unit, info, w->comm, &b, &t->data));
+        NARMAT_MPI_TRY(MPI_Win_allocate_shared(size, w->disp_unit, dinfo, w->comm, &b, &t->data));
         w->base = b;
         break;
     }
     case MPI_WIN_FLAVOR_DYNAMIC:
-        NARMAT_MPI_TRY(MPI_Win_create_dynamic(info, w->comm, &t->data));
+        NARMAT_MPI_TRY(MPI_Win_create_dynamic(dinfo, w->comm, &t->data));
         w->base = NULL;
         break;
     default:
@@ -578,12 +590,6 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
 
     /* Sub-ring capacity (see "Notification rings"): NARMA_RING_SLOTS is the whole ring of a
      * target, shared out among its origins; every rank must agree on the layout. */
-    /* A local failure (MPI short of memory for an info) keeps no hint rather than skip the
-     * collectives below. */
-    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE && merged_info(info, &dinfo, &align) != MPI_SUCCESS) {
-        if (dinfo != MPI_INFO_NULL) MPI_Info_free(&dinfo);
-        align = 0;
-    }
     unsigned long mine[2] = {w->ring_slots ? w->ring_slots : 2, align}, most[2] = {0, 0};
     NARMAT_MPI_TRY(MPI_Allreduce(mine, most, 2, MPI_UNSIGNED_LONG, MPI_MAX, w->comm));
     t->slots = narmat_mpi_subring((unsigned)most[0], w->size);
@@ -631,7 +637,7 @@ static int narmat_mpi_win_init(struct narmat_win *w, void *base, MPI_Aint size, 
     void *cb = NULL;
     if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE) {
         /* One MPI window: the ctl words (whole cache lines), then the user's memory (padded:
-         * see above), with the window's info (merged_info; its accumulate ordering is the
+         * see above), with the window's info (data_info; its accumulate ordering is the
          * user's). mpi_minimum_memory_alignment, where the MPI library aligns its window to
          * it, holds for the user's memory too: data_off is a multiple of it. The size is
          * checked from every rank's, so that no rank leaves before the collective alone. */
