@@ -94,7 +94,8 @@ void narmat_configure(void)
     narmat_cfg.node_size = (int)k;
 }
 
-int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
+/* The split behind narmat_node_get (transport.h). Collective over comm. */
+static int narmat_node_comm(MPI_Comm comm, MPI_Comm *node)
 {
     MPI_Comm shared;
     int k = narmat_cfg.node_size;
@@ -288,7 +289,7 @@ static int select_shared(MPI_Comm comm, MPI_Comm node, const struct narmat_ops *
     return narmat_ops_check(*ops);
 }
 
-/* Per window, from the nodes its ranks are on (narmat_node_comm):
+/* Per window, from the nodes its ranks are on (narmat_node_get):
  *   every rank on one node          shm (Win_allocate, Win_create; dynamic windows once shm
  *                                   can attach), mpi otherwise;
  *   one rank per node               mpi;

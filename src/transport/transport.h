@@ -248,16 +248,13 @@ int narmat_select(MPI_Comm comm, MPI_Comm node, int flavor, const struct narmat_
  * initialisation; unknown values are reported on stderr and ignored. */
 void narmat_configure(void);
 
-/* Ranks of comm that share a node with this process, as a new communicator: the ranks that
- * share memory, split further by NARMA_NODE_SIZE=k (pretend nodes of k consecutive
- * MPI_COMM_WORLD ranks, so that several nodes are tested on one machine). Collective. */
-int narmat_node_comm(MPI_Comm comm, MPI_Comm *node);
-
-/* The same for a window on comm, a duplicate of parent (the communicator the program passed):
- * made once per parent (collective over comm then) and kept with it, so a window costs no split
- * and holds no communicator of its own for its node (MPI libraries have a few thousand). The
- * caller holds a reference until narmat_node_put and must not free *node itself. Fails only
- * when the split does (every rank alike). */
+/* Ranks of comm that share a node with this process: the ranks that share memory, split
+ * further by NARMA_NODE_SIZE=k (pretend nodes of k consecutive MPI_COMM_WORLD ranks, so that
+ * several nodes are tested on one machine). comm is a duplicate of parent (the communicator the
+ * program passed); the communicator is made once per parent (collective over comm then) and
+ * kept with it, so a window costs no split and holds no communicator of its own for its node
+ * (MPI libraries have a few thousand). The caller holds a reference until narmat_node_put and
+ * must not free *node itself. Fails only when the split does (every rank alike). */
 struct narmat_node;
 int narmat_node_get(MPI_Comm parent, MPI_Comm comm, struct narmat_node **ref, MPI_Comm *node);
 void narmat_node_put(struct narmat_node *ref, MPI_Comm *node);
