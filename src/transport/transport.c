@@ -73,15 +73,25 @@ const char *narmat_own_name(struct narmat_win *w, int target) { return w->ops->n
 /* The transport layer's environment (narmat_configure). */
 static struct {
     int force_mpi; /* NARMA_TRANSPORT=mpi */
+    int net_ofi;   /* NARMA_TRANSPORT=ofi: ofi instead of mpi between nodes */
     int node_size; /* NARMA_NODE_SIZE: pretend nodes of k world ranks, 0: the machine's */
 } narmat_cfg;
 
 void narmat_configure(void)
 {
-    /* NARMA_TRANSPORT: auto (default) or shm (shm wherever it applies), mpi (mpi everywhere). */
+    /* NARMA_TRANSPORT: auto (default) or shm (shm wherever it applies), mpi (mpi everywhere),
+     * ofi (as auto, with ofi instead of mpi between nodes; where narma was built with it). */
     const char *t = getenv("NARMA_TRANSPORT");
     narmat_cfg.force_mpi = t != NULL && strcmp(t, "mpi") == 0;
-    if (t != NULL && *t != '\0' && strcmp(t, "auto") && strcmp(t, "shm") && strcmp(t, "mpi"))
+    narmat_cfg.net_ofi = t != NULL && strcmp(t, "ofi") == 0;
+#ifndef NARMA_HAVE_OFI
+    if (narmat_cfg.net_ofi)
+        fprintf(stderr, "narma: NARMA_TRANSPORT=ofi, but narma was built without libfabric's "
+                        "headers: using auto\n");
+    narmat_cfg.net_ofi = 0;
+#endif
+    if (t != NULL && *t != '\0' && strcmp(t, "auto") && strcmp(t, "shm") && strcmp(t, "mpi") &&
+        strcmp(t, "ofi"))
         fprintf(stderr, "narma: unknown NARMA_TRANSPORT=%s, using auto\n", t);
     /* NARMA_NODE_SIZE=k: pretend nodes of k consecutive MPI_COMM_WORLD ranks. */
     const char *v = getenv("NARMA_NODE_SIZE");
@@ -294,9 +304,11 @@ static int select_shared(MPI_Comm comm, MPI_Comm node, const struct narmat_ops *
  *                                   can attach), mpi otherwise;
  *   one rank per node               mpi;
  *   anything between                hybrid: shm between the ranks of a node, mpi between nodes.
- * A window shm refuses on every rank (user memory it cannot share) falls back: narmat_fallback.
- * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it applies", as auto.
- * Win_allocate_shared windows: select_shared. Collective over comm. node: narmat_node_get. */
+ * NARMA_TRANSPORT=ofi: ofi where mpi would serve pairs of different nodes (ofi alone for one
+ * rank per node, "shm+ofi" for hybrid windows). A window shm refuses on every rank (user memory it
+ * cannot share) falls back: narmat_fallback. NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means
+ * "shm wherever it applies", as auto. Win_allocate_shared windows: select_shared. Collective over
+ * comm. node: narmat_node_get. */
 int narmat_select(MPI_Comm comm, MPI_Comm node, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
@@ -316,12 +328,23 @@ int narmat_select(MPI_Comm comm, MPI_Comm node, int flavor, const struct narmat_
         *ops = &narmat_shm_ops;
     else if (!all[1])
         *ops = &narmat_hybrid_ops;
+#ifdef NARMA_HAVE_OFI
+    if (narmat_cfg.net_ofi && *ops != &narmat_shm_ops)
+        *ops = *ops == &narmat_hybrid_ops ? &narmat_hybrid_ofi_ops : &narmat_ofi_ops;
+#endif
     return narmat_ops_check(*ops);
 }
 
 int narmat_fallback(const struct narmat_ops **ops)
 {
     if (*ops == &narmat_mpi_ops) return NARMA_ERR_UNSUPPORTED;
+#ifdef NARMA_HAVE_OFI
+    if (*ops == &narmat_ofi_ops) return NARMA_ERR_UNSUPPORTED;
+    if (narmat_cfg.net_ofi && *ops == &narmat_hybrid_ofi_ops) {
+        *ops = &narmat_ofi_ops; /* no node uses shm: every pair is between nodes */
+        return narmat_ops_check(*ops);
+    }
+#endif
     *ops = &narmat_mpi_ops;
     return narmat_ops_check(*ops);
 }

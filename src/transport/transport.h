@@ -238,6 +238,10 @@ struct narmat_ops {
 extern const struct narmat_ops narmat_shm_ops;
 extern const struct narmat_ops narmat_mpi_ops;
 extern const struct narmat_ops narmat_hybrid_ops;
+#ifdef NARMA_HAVE_OFI
+extern const struct narmat_ops narmat_ofi_ops;        /* transport/ofi/ofi.c */
+extern const struct narmat_ops narmat_hybrid_ofi_ops; /* hybrid with ofi between nodes */
+#endif
 
 /* Choose the transport for a new window on comm, whose node communicator is node
  * (narmat_node_get); collective: every rank gets the same answer. NARMA_ERR_INTERN if the

@@ -165,6 +165,9 @@ static int hyb_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     MPI_Comm_size(node, &h->shm.size);
     h->mpi = tmpl;
     h->mpi.ops = &narmat_mpi_ops;
+#ifdef NARMA_HAVE_OFI
+    if (w->ops == &narmat_hybrid_ofi_ops) h->mpi.ops = &narmat_ofi_ops; /* between nodes */
+#endif
     h->has_shm = h->shm.size > 1;
     rc = hyb_map(w, h);
     if ((rc = hyb_agree(w->comm, rc))) {
@@ -569,36 +572,24 @@ static uint64_t hyb_ctl_load(struct narmat_win *w, int kind, int arg)
     return v + narmat_ctl_load(&h->mpi, kind, arg);
 }
 
-const struct narmat_ops narmat_hybrid_ops = {
-    .size = sizeof(struct narmat_ops),
-    .name = "shm+mpi",
-    .layout = 1, /* its own agreements at window creation (hyb_win_init) */
-    .flush_blocks = 1,
-    .target_name = hyb_target_name,
-    .win_init = hyb_win_init,
-    .win_free = hyb_win_free,
-    .attach = hyb_attach,
-    .detach = hyb_detach,
-    .check_bounds = hyb_check_bounds,
-    .shared_query = hyb_shared_query,
-    .put = hyb_put,
-    .get = hyb_get,
-    .acc = hyb_acc,
-    .cas = hyb_cas,
-    .flush = hyb_flush,
-    .flush_local = hyb_flush_local,
-    .sync = hyb_sync,
-    .put_notify = hyb_put_notify,
-    .get_notify = hyb_get_notify,
-    .acc_notify = hyb_acc_notify,
-    .rput_notify = hyb_rput_notify,
-    .ticket_done = hyb_ticket_done,
-    .pput_prep = hyb_pput_prep,
-    .pput_start = hyb_pput_start,
-    .notify_prep = hyb_notify_prep,
-    .note = hyb_note,
-    .poll = hyb_poll,
-    .ctl_add = hyb_ctl_add,
-    .ctl_cas = hyb_ctl_cas,
-    .ctl_load = hyb_ctl_load,
-};
+/* The table, with the name the window reports (hyb_win_init picks the network half by it). */
+#define HYB_OPS(tname)                                                                            \
+    {                                                                                             \
+        .size = sizeof(struct narmat_ops), .name = tname,                                         \
+        .layout = 1, /* its own agreements at window creation (hyb_win_init) */                   \
+            .flush_blocks = 1, .target_name = hyb_target_name, .win_init = hyb_win_init,          \
+        .win_free = hyb_win_free, .attach = hyb_attach, .detach = hyb_detach,                     \
+        .check_bounds = hyb_check_bounds, .shared_query = hyb_shared_query, .put = hyb_put,       \
+        .get = hyb_get, .acc = hyb_acc, .cas = hyb_cas, .flush = hyb_flush,                       \
+        .flush_local = hyb_flush_local, .sync = hyb_sync, .put_notify = hyb_put_notify,           \
+        .get_notify = hyb_get_notify, .acc_notify = hyb_acc_notify,                               \
+        .rput_notify = hyb_rput_notify, .ticket_done = hyb_ticket_done,                           \
+        .pput_prep = hyb_pput_prep, .pput_start = hyb_pput_start, .notify_prep = hyb_notify_prep, \
+        .note = hyb_note, .poll = hyb_poll, .ctl_add = hyb_ctl_add, .ctl_cas = hyb_ctl_cas,       \
+        .ctl_load = hyb_ctl_load,                                                                 \
+    }
+
+const struct narmat_ops narmat_hybrid_ops = HYB_OPS("shm+mpi");
+#ifdef NARMA_HAVE_OFI
+const struct narmat_ops narmat_hybrid_ofi_ops = HYB_OPS("shm+ofi");
+#endif

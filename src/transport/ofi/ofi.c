@@ -1,0 +1,869 @@
+/*
+ * The ofi transport: the network half of a window whose notified accesses
+ * travel as one libfabric message each.
+ *
+ * A window served by ofi holds an mpi sub-context and forwards to it every
+ * call but the notified ones: memory, bounds, plain RMA, accumulates, flushes
+ * and control words are mpi's, unchanged. What ofi adds is the notification
+ * channel. A notified put of contiguous data is one fi_writedata with
+ * FI_DELIVERY_COMPLETE into the target's registered window memory, carrying
+ * the notification in 64 bits of remote completion data; the target learns of
+ * it from its completion queue, as foMPI-NA's uGNI path does (docs/design.md,
+ * "A one-message network transport"). Every other notified access (a get, an
+ * accumulate, a put of non-contiguous data, a fetching atomic's note) moves its
+ * data through mpi, flushes it, then sends the notification as a zero-byte
+ * fi_writedata. One origin's notifications to a target thus all travel one
+ * way, each complete at the target before the call returns, so their order
+ * is kept.
+ *
+ * The 64 bits: pair (20, the target's id for this window and origin) | tag
+ * (31: tag + 2^30, the counter notifications' negative tags included) | bytes
+ * (13). Bytes below OFI_BYTES_LEN are the count itself; OFI_BYTES_LEN says
+ * "the message's length" (a put); OFI_BYTES_BOX says "read the 8-byte count
+ * the message wrote into my mailbox for you". An origin writes its mailbox at
+ * a target only once the target has emptied it (an fi_read first; NARMAT_AGAIN
+ * when still full, so the core drives progress and calls again).
+ *
+ * Before a notification, mpi's flush to that target: the data this origin
+ * moved through mpi earlier (plain puts, accumulates) is complete at the
+ * target when the notification is, as on the other transports.
+ *
+ * One endpoint per process (FI_EP_RDM, one completion queue, automatic data
+ * progress so that a target inside an MPI call, not narma's, still lands
+ * data), opened by the first window that uses it and kept for the process's
+ * life. Each window takes a range of pair ids (its size) in the process's
+ * 2^20, and registers its memory and mailboxes; peers' {name, pair base,
+ * memory, mailbox} are allgathered at creation. A poll drains the completion
+ * queue into the windows' queues (under ofi's own mutex: window creation runs
+ * outside narma's process lock) and delivers this window's.
+ *
+ * libfabric is loaded at run time (dlopen of libfabric.so.1: the MPI
+ * library's own copy when it has loaded one, the system's otherwise), its
+ * entry points bound at the ABI of the headers narma was built with
+ * (dlvsym). Where it cannot be loaded, no provider offers what the channel
+ * needs (FI_RMA, remote completion data, delivery completion, automatic
+ * progress), or a window is dynamic (its memory moves), the window is served
+ * by mpi alone (every rank alike, said with NARMA_VERBOSE) and
+ * NARMA_Win_get_transport answers "mpi". NARMA_OFI_PROVIDER names a
+ * provider (libfabric's FI_PROVIDER works too).
+ */
+#define _GNU_SOURCE /* dlvsym */
+#include "transport/transport.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include "util/atomic.h"
+#include "util/dtype.h"
+
+#define NARMAT_OFI_LAYOUT_VERSION 1
+_Static_assert(NARMAT_OFI_LAYOUT_VERSION < 256, "the layout version fits its byte");
+
+#define OFI_PAIR_BITS  20
+#define OFI_TAG_BITS   31
+#define OFI_BYTES_BITS 13
+#define OFI_BYTES_LEN  ((UINT64_C(1) << OFI_BYTES_BITS) - 1)
+#define OFI_BYTES_BOX  (OFI_BYTES_LEN - 1)
+#define OFI_TAG_BIAS   (INT64_C(1) << 30)
+#define OFI_PAIRS      (UINT32_C(1) << OFI_PAIR_BITS)
+#define OFI_NAME_MAX   128
+_Static_assert(OFI_PAIR_BITS + OFI_TAG_BITS + OFI_BYTES_BITS == 64, "the CQ data is 64 bits");
+
+static inline uint64_t ofi_data(uint32_t pair, int tag, uint64_t code)
+{
+    return (uint64_t)pair << (OFI_TAG_BITS + OFI_BYTES_BITS) |
+           (uint64_t)((int64_t)tag + OFI_TAG_BIAS) << OFI_BYTES_BITS | code;
+}
+
+/* ---- libfabric, loaded at run time ------------------------------------------------------- */
+
+static struct {
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
+                   struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+} fab;
+
+/* The symbol at the version the headers' default binds to (libfabric 1.x: fi_getinfo,
+ * fi_freeinfo and fi_dupinfo FABRIC_1.3, fi_fabric FABRIC_1.1), so a newer library loaded by
+ * the MPI library answers with the structures these headers describe. */
+static void *fab_sym(void *h, const char *name, const char *version)
+{
+    void *p = dlvsym(h, name, version);
+    return p != NULL ? p : dlsym(h, name);
+}
+
+static int fab_load(const char **why)
+{
+    void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (h == NULL) h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        *why = "libfabric.so.1 cannot be loaded";
+        return 0;
+    }
+    fab.getinfo = (int (*)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
+                           struct fi_info **))fab_sym(h, "fi_getinfo", "FABRIC_1.3");
+    fab.freeinfo = (void (*)(struct fi_info *))fab_sym(h, "fi_freeinfo", "FABRIC_1.3");
+    fab.dupinfo =
+        (struct fi_info * (*)(const struct fi_info *)) fab_sym(h, "fi_dupinfo", "FABRIC_1.3");
+    fab.fabric = (int (*)(struct fi_fabric_attr *, struct fid_fabric **, void *))fab_sym(
+        h, "fi_fabric", "FABRIC_1.1");
+    if (!fab.getinfo || !fab.freeinfo || !fab.dupinfo || !fab.fabric) {
+        *why = "libfabric.so.1 lacks fi_getinfo, fi_freeinfo, fi_dupinfo or fi_fabric";
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- The process's endpoint ---------------------------------------------------------------- */
+
+struct ofi_note {
+    int32_t src, tag;
+    int64_t bytes;
+};
+
+struct ofi_ctx;
+
+/* A window's range of pair ids: [base, base + n), pair base + r is origin r's. */
+struct ofi_range {
+    uint32_t base, n;
+    struct ofi_ctx *ctx;
+};
+
+/* A peer process's address, inserted once into the address vector. */
+struct ofi_peer {
+    size_t len;
+    unsigned char name[OFI_NAME_MAX];
+    fi_addr_t addr;
+};
+
+static struct {
+    pthread_mutex_t mu; /* everything below, and every window's queue */
+    int tried, up;
+    const char *why; /* when not up */
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    pthread_t thread;  /* the progress thread: the one reader of cq */
+    int virt_addr;     /* FI_MR_VIRT_ADDR: remote addresses are virtual addresses */
+    uint64_t next_key; /* requested keys, when the provider does not choose them */
+    struct ofi_range *ranges;
+    int nranges, capranges;
+    struct ofi_peer *peers;
+    int npeers, cappeers;
+} ofi = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *ofi_progress(void *arg);
+
+static int ofi_open(void)
+{
+    const char *why = NULL;
+    if (!fab_load(&why)) {
+        ofi.why = why;
+        return 0;
+    }
+    struct fi_info *hints = fab.dupinfo(NULL);
+    if (hints == NULL) {
+        ofi.why = "fi_allocinfo failed";
+        return 0;
+    }
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    hints->mode = 0;
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->threading = FI_THREAD_SAFE;
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    const char *prov = getenv("NARMA_OFI_PROVIDER");
+    if (prov != NULL && *prov != '\0') hints->fabric_attr->prov_name = strdup(prov);
+    struct fi_info *info = NULL;
+    int rc = fab.getinfo(FI_VERSION(1, 11), NULL, NULL, 0, hints, &info);
+    fab.freeinfo(hints);
+    if (rc != 0 || info == NULL) {
+        ofi.why = "no libfabric provider offers RDM endpoints with RMA and delivery completion";
+        return 0;
+    }
+    if (info->domain_attr->cq_data_size < 8) {
+        fab.freeinfo(info);
+        ofi.why = "the provider's remote completion data is under 8 bytes";
+        return 0;
+    }
+    ofi.info = info;
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_UNSPEC};
+    struct fi_av_attr ava = {.type = FI_AV_TABLE};
+    if ((rc = fab.fabric(info->fabric_attr, &ofi.fabric, NULL)) ||
+        (rc = fi_domain(ofi.fabric, info, &ofi.domain, NULL)) ||
+        (rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL)) ||
+        (rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL)) ||
+        (rc = fi_endpoint(ofi.domain, info, &ofi.ep, NULL)) ||
+        (rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) ||
+        (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) ||
+        (rc = fi_enable(ofi.ep))) {
+        ofi.why = "opening the libfabric endpoint failed";
+        return 0; /* kept half open: the process does not try again */
+    }
+    if (pthread_create(&ofi.thread, NULL, ofi_progress, NULL) != 0) {
+        ofi.why = "the progress thread could not start";
+        return 0;
+    }
+    ofi.virt_addr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    ofi.next_key = 1;
+    if (narmau_verbose())
+        fprintf(stderr, "narma: ofi: provider %s, fabric %s, domain %s (libfabric %u.%u)\n",
+                info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name,
+                FI_MAJOR(info->fabric_attr->api_version), FI_MINOR(info->fabric_attr->api_version));
+    return 1;
+}
+
+/* ---- Per window -------------------------------------------------------------------------- */
+
+/* What each rank publishes at creation. */
+struct ofi_pub {
+    uint64_t ok, pair_base, mem_addr, mem_key, box_addr, box_key, disp_unit, name_len;
+    unsigned char name[OFI_NAME_MAX];
+};
+
+struct ofi_ctx {
+    struct narmat_win mpi; /* the sub-context every call but the notified ones goes to */
+    int chan;              /* notifications through libfabric (else everything is mpi's) */
+    uint32_t pair_base;    /* my range: origin r notifies me as pair_base + r */
+    struct fid_mr *mem_mr, *box_mr;
+    uint64_t *box; /* box[r]: the count origin r left me (0: empty) */
+    struct ofi_rpeer {
+        fi_addr_t addr;
+        uint32_t pair; /* my pair id at that rank */
+        uint64_t mem_addr, mem_key, box_addr, box_key;
+        MPI_Aint disp_unit;
+    } * peer;
+    /* Notifications drained for this window, not yet delivered (ofi.mu). */
+    struct ofi_note *q;
+    size_t qhead, qtail, qcap; /* qtail - qhead entries, at index % qcap */
+};
+
+static inline struct ofi_ctx *ctx_of(struct narmat_win *w) { return w->tp; }
+
+static const char *ofi_target_name(struct narmat_win *w, int target)
+{
+    return ctx_of(w)->chan ? "ofi" : "mpi";
+}
+
+/* Under ofi.mu. */
+static int queue_push(struct ofi_ctx *c, int32_t src, int32_t tag, int64_t bytes)
+{
+    if (c->qtail - c->qhead == c->qcap) {
+        size_t ncap = c->qcap ? 2 * c->qcap : 64;
+        struct ofi_note *nq = malloc(ncap * sizeof(*nq));
+        if (nq == NULL) return NARMA_ERR_NO_MEM;
+        for (size_t i = 0; i < c->qtail - c->qhead; i++)
+            nq[i] = c->q[(c->qhead + i) % c->qcap];
+        c->qtail -= c->qhead;
+        c->qhead = 0;
+        free(c->q);
+        c->q = nq;
+        c->qcap = ncap;
+    }
+    c->q[c->qtail++ % c->qcap] = (struct ofi_note){src, tag, bytes};
+    return NARMA_SUCCESS;
+}
+
+/* The window and origin of a pair id (under ofi.mu); NULL for a window already freed. */
+static struct ofi_ctx *pair_owner(uint32_t pair, int32_t *src)
+{
+    for (int i = 0; i < ofi.nranges; i++) {
+        const struct ofi_range *r = &ofi.ranges[i];
+        if (pair >= r->base && pair - r->base < r->n) {
+            *src = (int32_t)(pair - r->base);
+            return r->ctx;
+        }
+    }
+    return NULL;
+}
+
+/* A remote write with completion data has landed: queue its notification (under ofi.mu). */
+static int note_arrived(const struct fi_cq_data_entry *e)
+{
+    const uint32_t pair = (uint32_t)(e->data >> (OFI_TAG_BITS + OFI_BYTES_BITS));
+    const int32_t tag =
+        (int32_t)((int64_t)((e->data >> OFI_BYTES_BITS) & ((UINT64_C(1) << OFI_TAG_BITS) - 1)) -
+                  OFI_TAG_BIAS);
+    const uint64_t code = e->data & OFI_BYTES_LEN;
+    int32_t src = -1;
+    struct ofi_ctx *c = pair_owner(pair, &src);
+    if (c == NULL) return NARMA_SUCCESS; /* a window freed since: dropped with it */
+    int64_t bytes = (int64_t)code;
+    if (code == OFI_BYTES_LEN) bytes = (int64_t)e->len;
+    if (code == OFI_BYTES_BOX) {
+        bytes = (int64_t)narmau_atomic_load_acq_u64(&c->box[src]);
+        narmau_atomic_store_rel_u64(&c->box[src], 0); /* the origin may write it again */
+    }
+    return queue_push(c, src, tag, bytes);
+}
+
+/* Entries read from the completion queue (the progress thread, under ofi.mu): notifications
+ * into their windows' queues, the completions of this process's operations into the words
+ * their contexts point at (1 done, OFI_FAILED | the libfabric error). */
+#define OFI_FAILED UINT32_C(0x80000000)
+static void cq_handle(const struct fi_cq_data_entry *e, ssize_t n)
+{
+    for (ssize_t i = 0; i < n; i++) {
+        if (e[i].flags & FI_REMOTE_CQ_DATA) {
+            if (note_arrived(&e[i]) != NARMA_SUCCESS)
+                fprintf(stderr, "narma: ofi: no memory to queue a notification: lost\n");
+        } else if (e[i].op_context != NULL) {
+            narmau_atomic_store_rel_u32(e[i].op_context, 1);
+        }
+    }
+}
+
+static void cq_error(void)
+{
+    struct fi_cq_err_entry err = {0};
+    if (fi_cq_readerr(ofi.cq, &err, 0) == 1 && err.op_context != NULL)
+        narmau_atomic_store_rel_u32(err.op_context,
+                                    (uint32_t)(err.err ? err.err : FI_EIO) | OFI_FAILED);
+}
+
+/* The progress thread: the provider's progress and the completion queue's only reader, so
+ * that data lands and notifications queue while the target computes or sits in an MPI call
+ * (providers whose own progress needs the application's calls, tcp's among them, would else
+ * leave an origin's delivery-complete write waiting for a target that is not in narma). It
+ * sleeps in fi_cq_sread, on the provider's wait object, while nothing happens. */
+static void *ofi_progress(void *arg)
+{
+    (void)arg;
+    struct fi_cq_data_entry e[16];
+    for (;;) {
+        ssize_t n = fi_cq_sread(ofi.cq, e, 16, NULL, 100);
+        pthread_mutex_lock(&ofi.mu);
+        for (;;) {
+            if (n > 0)
+                cq_handle(e, n);
+            else if (n == -FI_EAVAIL)
+                cq_error();
+            else
+                break;
+            n = fi_cq_read(ofi.cq, e, 16);
+        }
+        pthread_mutex_unlock(&ofi.mu);
+    }
+    return NULL;
+}
+
+/* Wait for one operation of this process (its context: *done), which the progress thread
+ * completes. */
+static int op_wait(uint32_t *done)
+{
+    narmau_waiter wt = {0};
+    uint32_t v;
+    while ((v = narmau_atomic_load_acq_u32(done)) == 0)
+        narmau_wait_step_keep(&wt);
+    if (v & OFI_FAILED)
+        return NARMAU_ERR(NARMA_ERR_INTERN, "libfabric operation failed: %s (%u)",
+                          strerror((int)(v & ~OFI_FAILED)), v & ~OFI_FAILED);
+    return NARMA_SUCCESS;
+}
+
+/* Post an operation, retrying while the provider answers FI_EAGAIN (it needs its queue
+ * drained), and wait for it. */
+#define OFI_POST(done, call)                                                            \
+    do {                                                                                \
+        narmau_waiter wt_ = {0};                                                        \
+        ssize_t prc_;                                                                   \
+        while ((prc_ = (call)) == -FI_EAGAIN)                                           \
+            narmau_wait_step_keep(&wt_);                                                \
+        if (prc_ != 0) return NARMAU_ERR(NARMA_ERR_INTERN, "%s: %d", #call, (int)prc_); \
+        int wrc_ = op_wait(&(done));                                                    \
+        if (wrc_) return wrc_;                                                          \
+    } while (0)
+
+/* A write of len bytes from buf to (addr, key) at target carrying data: complete at the target
+ * (data and its completion entry) when it returns. */
+static int ofi_writedata(struct ofi_ctx *c, int target, const void *buf, size_t len, uint64_t addr,
+                         uint64_t key, uint64_t data)
+{
+    uint32_t done = 0;
+    struct iovec iov = {(void *)(uintptr_t)buf, len};
+    struct fi_rma_iov riov = {addr, len, key};
+    struct fi_msg_rma msg = {.msg_iov = &iov,
+                             .desc = NULL,
+                             .iov_count = 1,
+                             .addr = c->peer[target].addr,
+                             .rma_iov = &riov,
+                             .rma_iov_count = 1,
+                             .context = (void *)&done,
+                             .data = data};
+    OFI_POST(done, fi_writemsg(ofi.ep, &msg, FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE));
+    return NARMA_SUCCESS;
+}
+
+/* Whether this origin's mailbox at target is empty (it may carry a count). */
+static int box_empty(struct ofi_ctx *c, int target, int me, int *empty)
+{
+    uint32_t done = 0;
+    uint64_t v = 1;
+    const struct ofi_rpeer *p = &c->peer[target];
+    uint64_t addr = p->box_addr + (uint64_t)me * sizeof(uint64_t);
+    OFI_POST(done, fi_read(ofi.ep, &v, sizeof(v), NULL, p->addr, addr, p->box_key, (void *)&done));
+    *empty = v == 0;
+    return NARMA_SUCCESS;
+}
+
+/* The notification of an access whose data is complete at target: a zero-byte message, or
+ * the count in the mailbox when it does not fit the completion data (the caller checked the
+ * mailbox is empty: box_ready). */
+static int notify_only(struct narmat_win *w, int target, int tag, int64_t bytes)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    const struct ofi_rpeer *p = &c->peer[target];
+    if ((uint64_t)bytes < OFI_BYTES_BOX)
+        return ofi_writedata(c, target, NULL, 0, p->box_addr, p->box_key,
+                             ofi_data(p->pair, tag, (uint64_t)bytes));
+    uint64_t v = (uint64_t)bytes;
+    return ofi_writedata(c, target, &v, sizeof(v),
+                         p->box_addr + (uint64_t)w->rank * sizeof(uint64_t), p->box_key,
+                         ofi_data(p->pair, tag, OFI_BYTES_BOX));
+}
+
+/* NARMAT_AGAIN (nothing done) while a count that needs the mailbox cannot be left yet. */
+static int box_ready(struct narmat_win *w, int target, int64_t bytes)
+{
+    if ((uint64_t)bytes < OFI_BYTES_BOX) return NARMA_SUCCESS;
+    int empty = 0;
+    int rc = box_empty(ctx_of(w), target, w->rank, &empty);
+    return rc ? rc : empty ? NARMA_SUCCESS : NARMAT_AGAIN;
+}
+
+static int ofi_bytes(int count, MPI_Datatype type, int64_t *bytes, const narmau_dtype **d)
+{
+    int rc = narmau_dtype_get(type, d);
+    if (rc) return rc;
+    if (__builtin_mul_overflow((int64_t)count, (int64_t)(*d)->size, bytes))
+        return NARMAU_ERR(NARMA_ERR_COUNT, "%d elements of %ld bytes overflow", count,
+                          (long)(*d)->size);
+    return NARMA_SUCCESS;
+}
+
+/* ---- Notified accesses -------------------------------------------------------------------- */
+
+static int ofi_put_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    if (!c->chan)
+        return narmat_put_notify(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+    const narmau_dtype *od, *td;
+    int64_t bytes = 0, obytes = 0;
+    int rc = ofi_bytes(tcount, ttype, &bytes, &td);
+    if (rc == NARMA_SUCCESS) rc = ofi_bytes(ocount, otype, &obytes, &od);
+    if (rc) return rc;
+    const struct ofi_rpeer *p = &c->peer[target];
+    /* Earlier accesses of this origin through mpi are complete before the notification. */
+    if ((rc = narmat_flush(&c->mpi, target))) return rc;
+    if (bytes > 0 && od->contiguous && td->contiguous && od->nblocks >= 0 && td->nblocks >= 0) {
+        const uint64_t off = (uint64_t)(disp * p->disp_unit + td->true_lb);
+        return ofi_writedata(
+            c, target, (const char *)oaddr + od->true_lb, (size_t)bytes, p->mem_addr + off,
+            p->mem_key,
+            ofi_data(p->pair, tag,
+                     (uint64_t)bytes < OFI_BYTES_BOX ? (uint64_t)bytes : OFI_BYTES_LEN));
+    }
+    if ((rc = box_ready(w, target, bytes))) return rc;
+    if (bytes > 0) {
+        rc = narmat_put(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
+        if (rc == NARMA_SUCCESS) rc = narmat_flush(&c->mpi, target);
+        if (rc) return rc;
+    }
+    return notify_only(w, target, tag, bytes);
+}
+
+static int ofi_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, int tag)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    if (!c->chan)
+        return narmat_get_notify(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
+    const narmau_dtype *td;
+    int64_t bytes = 0;
+    int rc = ofi_bytes(tcount, ttype, &bytes, &td);
+    if (rc == NARMA_SUCCESS) rc = box_ready(w, target, bytes);
+    if (rc) return rc;
+    if (bytes > 0) {
+        rc = narmat_get(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
+        if (rc) return rc;
+    }
+    if ((rc = narmat_flush(&c->mpi, target))) return rc;
+    return notify_only(w, target, tag, bytes);
+}
+
+static int ofi_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                          int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
+                          int tag)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    if (!c->chan)
+        return narmat_acc_notify(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, op,
+                                 tag);
+    const narmau_dtype *td;
+    int64_t bytes = 0;
+    int rc = ofi_bytes(tcount, ttype, &bytes, &td);
+    if (rc == NARMA_SUCCESS) rc = box_ready(w, target, bytes);
+    if (rc) return rc;
+    if (bytes > 0) {
+        rc = narmat_acc(&c->mpi, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp,
+                        tcount, ttype, op, NULL);
+        if (rc) return rc;
+    }
+    if ((rc = narmat_flush(&c->mpi, target))) return rc;
+    return notify_only(w, target, tag, bytes);
+}
+
+static int ofi_note(struct narmat_win *w, int target, int kind, int tag, int64_t bytes,
+                    int (*move)(void *move_arg), void *move_arg)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    if (!c->chan) return narmat_note(&c->mpi, target, kind, tag, bytes, move, move_arg);
+    int rc = box_ready(w, target, bytes);
+    if (rc) return rc;
+    if ((rc = move(move_arg))) return rc;
+    if ((rc = narmat_flush(&c->mpi, target))) return rc;
+    return notify_only(w, target, tag, bytes);
+}
+
+static int ofi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    if (!c->chan) return narmat_poll(&c->mpi, cb, arg);
+    struct ofi_note batch[32];
+    int delivered = 0;
+    for (;;) {
+        pthread_mutex_lock(&ofi.mu);
+        size_t n = 0;
+        while (n < 32 && c->qhead != c->qtail)
+            batch[n++] = c->q[c->qhead++ % c->qcap];
+        pthread_mutex_unlock(&ofi.mu);
+        for (size_t i = 0; i < n; i++)
+            cb(arg, batch[i].src, batch[i].tag, batch[i].bytes);
+        delivered += (int)n;
+        if (n < 32) return delivered;
+    }
+}
+
+/* ---- Creation and free --------------------------------------------------------------------- */
+
+/* A free range of n pair ids (under ofi.mu), first fit; 0 when none is left. */
+static int range_take(uint32_t n, struct ofi_ctx *c, uint32_t *base)
+{
+    uint32_t at = 0;
+    for (;;) {
+        int clash = 0;
+        for (int i = 0; i < ofi.nranges; i++) {
+            const struct ofi_range *r = &ofi.ranges[i];
+            if (at < r->base + r->n && r->base < at + n) {
+                at = r->base + r->n;
+                clash = 1;
+            }
+        }
+        if (!clash) break;
+    }
+    if (n > OFI_PAIRS || at > OFI_PAIRS - n) return 0;
+    if (ofi.nranges == ofi.capranges) {
+        int ncap = ofi.capranges ? 2 * ofi.capranges : 16;
+        struct ofi_range *nr = realloc(ofi.ranges, (size_t)ncap * sizeof(*nr));
+        if (nr == NULL) return 0;
+        ofi.ranges = nr;
+        ofi.capranges = ncap;
+    }
+    ofi.ranges[ofi.nranges++] = (struct ofi_range){at, n, c};
+    *base = at;
+    return 1;
+}
+
+static void range_drop(struct ofi_ctx *c)
+{
+    for (int i = 0; i < ofi.nranges; i++)
+        if (ofi.ranges[i].ctx == c) {
+            ofi.ranges[i] = ofi.ranges[--ofi.nranges];
+            return;
+        }
+}
+
+/* The address-vector entry of a peer's endpoint name (under ofi.mu), inserted once. */
+static int peer_addr(const unsigned char *name, size_t len, fi_addr_t *addr)
+{
+    for (int i = 0; i < ofi.npeers; i++)
+        if (ofi.peers[i].len == len && memcmp(ofi.peers[i].name, name, len) == 0) {
+            *addr = ofi.peers[i].addr;
+            return 1;
+        }
+    if (ofi.npeers == ofi.cappeers) {
+        int ncap = ofi.cappeers ? 2 * ofi.cappeers : 16;
+        struct ofi_peer *np = realloc(ofi.peers, (size_t)ncap * sizeof(*np));
+        if (np == NULL) return 0;
+        ofi.peers = np;
+        ofi.cappeers = ncap;
+    }
+    if (fi_av_insert(ofi.av, name, 1, addr, 0, NULL) != 1) return 0;
+    struct ofi_peer *p = &ofi.peers[ofi.npeers++];
+    p->len = len;
+    memcpy(p->name, name, len);
+    p->addr = *addr;
+    return 1;
+}
+
+static int mr_reg(void *buf, size_t len, struct fid_mr **mr)
+{
+    static char empty;
+    if (len == 0) buf = &empty, len = 1; /* a window of no memory: a mailbox-less key */
+    return fi_mr_reg(ofi.domain, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, ofi.next_key++, 0,
+                     mr, NULL) == 0;
+}
+
+/* This rank's part of the channel for window c (under ofi.mu); 0 with nothing kept. */
+static int chan_open(struct narmat_win *w, struct ofi_ctx *c, struct ofi_pub *me)
+{
+    if (!ofi.tried) {
+        ofi.tried = 1;
+        ofi.up = ofi_open();
+    }
+    if (!ofi.up) return 0;
+    size_t len = sizeof(me->name);
+    if (fi_getname(&ofi.ep->fid, me->name, &len) != 0 || len > sizeof(me->name)) {
+        ofi.why = "fi_getname failed";
+        return 0;
+    }
+    me->name_len = len;
+    c->box = calloc((size_t)w->size, sizeof(uint64_t));
+    if (c->box == NULL || !range_take((uint32_t)w->size, c, &c->pair_base)) {
+        ofi.why = "no memory or no pair ids left for the window";
+        return 0;
+    }
+    if (!mr_reg(w->base, (size_t)w->size_bytes, &c->mem_mr) ||
+        !mr_reg(c->box, (size_t)w->size * sizeof(uint64_t), &c->box_mr)) {
+        ofi.why = "fi_mr_reg failed";
+        return 0;
+    }
+    me->pair_base = c->pair_base;
+    me->mem_addr = ofi.virt_addr ? (uint64_t)(uintptr_t)w->base : 0;
+    me->mem_key = fi_mr_key(c->mem_mr);
+    me->box_addr = ofi.virt_addr ? (uint64_t)(uintptr_t)c->box : 0;
+    me->box_key = fi_mr_key(c->box_mr);
+    me->disp_unit = (uint64_t)w->disp_unit;
+    return 1;
+}
+
+static void chan_close(struct ofi_ctx *c)
+{
+    pthread_mutex_lock(&ofi.mu);
+    range_drop(c); /* what is still queued for this window goes with it */
+    pthread_mutex_unlock(&ofi.mu);
+    if (c->mem_mr) fi_close(&c->mem_mr->fid);
+    if (c->box_mr) fi_close(&c->box_mr->fid);
+    free(c->box);
+    free(c->peer);
+    free(c->q);
+    c->mem_mr = c->box_mr = NULL;
+    c->box = NULL;
+    c->peer = NULL;
+    c->q = NULL;
+    c->chan = 0;
+}
+
+static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
+{
+    struct ofi_ctx *c = calloc(1, sizeof(*c));
+    int bad = c == NULL, any_bad = 1;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, w->comm);
+    if (any_bad) {
+        free(c);
+        return bad ? NARMAU_ERR(NARMA_ERR_NO_MEM, "ofi state")
+                   : NARMAU_ERR(NARMA_ERR_NO_MEM, "another rank could not create the window");
+    }
+    c->mpi = *w;
+    c->mpi.ops = &narmat_mpi_ops;
+    c->mpi.tp = NULL;
+    c->mpi.attr_win = MPI_WIN_NULL;
+    int rc = narmat_win_init(&c->mpi, base, size, info);
+    if (rc) {
+        free(c);
+        return rc; /* mpi agrees on failure among every rank */
+    }
+    w->tp = c;
+    w->base = c->mpi.base;
+    w->model = c->mpi.model;
+    w->attr_win = c->mpi.attr_win;
+    w->attr_off = c->mpi.attr_off;
+    w->may_defer = 0;
+
+    /* The channel, on every rank or none. */
+    struct ofi_pub *all = calloc((size_t)w->size, sizeof(*all));
+    struct ofi_pub me = {0};
+    if (all != NULL && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        pthread_mutex_lock(&ofi.mu);
+        me.ok = chan_open(w, c, &me);
+        pthread_mutex_unlock(&ofi.mu);
+    } else if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        ofi.why = "a dynamic window's memory moves";
+    }
+    struct ofi_pub dummy;
+    int mrc = MPI_Allgather(&me, sizeof(me), MPI_BYTE, all != NULL ? (void *)all : &dummy,
+                            all != NULL ? sizeof(me) : 0, MPI_BYTE, w->comm);
+    int ok = mrc == MPI_SUCCESS && all != NULL;
+    for (int r = 0; ok && r < w->size; r++)
+        ok = all[r].ok != 0;
+    if (ok) c->peer = calloc((size_t)w->size, sizeof(*c->peer));
+    pthread_mutex_lock(&ofi.mu);
+    for (int r = 0; ok && r < w->size; r++) {
+        struct ofi_rpeer *p = &c->peer[r];
+        if (c->peer == NULL || !peer_addr(all[r].name, (size_t)all[r].name_len, &p->addr)) {
+            ok = 0;
+            ofi.why = "no memory or fi_av_insert failed";
+            break;
+        }
+        p->pair = (uint32_t)all[r].pair_base + (uint32_t)w->rank;
+        p->mem_addr = all[r].mem_addr;
+        p->mem_key = all[r].mem_key;
+        p->box_addr = all[r].box_addr;
+        p->box_key = all[r].box_key;
+        p->disp_unit = (MPI_Aint)all[r].disp_unit;
+    }
+    pthread_mutex_unlock(&ofi.mu);
+    free(all);
+    int mine = ok, every = 0;
+    MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, w->comm);
+    c->chan = every;
+    if (!every) {
+        if (w->rank == 0 && narmau_verbose())
+            fprintf(stderr, "narma: ofi: window served by mpi alone: %s\n",
+                    ofi.why != NULL ? ofi.why : "another rank could not open the channel");
+        chan_close(c);
+    }
+    return NARMA_SUCCESS;
+}
+
+static int ofi_win_free(struct narmat_win *w)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    /* Every origin's notifications to this window have landed once every rank is here. */
+    int rc = narmat_win_free(&c->mpi);
+    if (c->chan) chan_close(c);
+    free(c);
+    w->tp = NULL;
+    w->attr_win = MPI_WIN_NULL;
+    return rc;
+}
+
+/* ---- Everything else is mpi's -------------------------------------------------------------- */
+
+#define SUB(w) (&ctx_of(w)->mpi)
+
+static int ofi_attach(struct narmat_win *w, void *base, MPI_Aint size)
+{
+    return narmat_attach(SUB(w), base, size);
+}
+static int ofi_detach(struct narmat_win *w, const void *base)
+{
+    return narmat_detach(SUB(w), base);
+}
+static int ofi_check_bounds(struct narmat_win *w, int target, MPI_Aint disp, MPI_Aint lo,
+                            MPI_Aint hi)
+{
+    return narmat_check_bounds(SUB(w), target, disp, lo, hi);
+}
+static int ofi_shared_query(struct narmat_win *w, int target, MPI_Aint *size, int *disp_unit,
+                            void **base)
+{
+    return narmat_shared_query(SUB(w), target, size, disp_unit, base);
+}
+static int ofi_put(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                   int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+{
+    return narmat_put(SUB(w), oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
+}
+static int ofi_get(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype, int target,
+                   MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Request *mreq)
+{
+    return narmat_get(SUB(w), oaddr, ocount, otype, target, disp, tcount, ttype, mreq);
+}
+static int ofi_acc(struct narmat_win *w, const void *oaddr, int ocount, MPI_Datatype otype,
+                   void *raddr, int rcount, MPI_Datatype rtype, int target, MPI_Aint disp,
+                   int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *mreq)
+{
+    return narmat_acc(SUB(w), oaddr, ocount, otype, raddr, rcount, rtype, target, disp, tcount,
+                      ttype, op, mreq);
+}
+static int ofi_cas(struct narmat_win *w, const void *oaddr, const void *caddr, void *raddr,
+                   MPI_Datatype type, int target, MPI_Aint disp)
+{
+    return narmat_cas(SUB(w), oaddr, caddr, raddr, type, target, disp);
+}
+static int ofi_flush(struct narmat_win *w, int target) { return narmat_flush(SUB(w), target); }
+static int ofi_flush_local(struct narmat_win *w, int target)
+{
+    return narmat_flush_local(SUB(w), target);
+}
+static int ofi_sync(struct narmat_win *w) { return narmat_sync(SUB(w)); }
+static int ofi_notify_prep(struct narmat_win *w, int target)
+{
+    return ctx_of(w)->chan ? NARMA_SUCCESS : narmat_notify_prep(SUB(w), target);
+}
+/* Control updates are ordered after this origin's notified accesses, which are complete at the
+ * target when they return, and after its accesses through mpi by mpi itself. */
+static int ofi_ctl_add(struct narmat_win *w, int target, int kind, int arg, uint64_t val)
+{
+    return narmat_ctl_add(SUB(w), target, kind, arg, val);
+}
+static int ofi_ctl_cas(struct narmat_win *w, int target, int kind, int arg, uint64_t expected,
+                       uint64_t desired, uint64_t *old)
+{
+    return narmat_ctl_cas(SUB(w), target, kind, arg, expected, desired, old);
+}
+static uint64_t ofi_ctl_load(struct narmat_win *w, int kind, int arg)
+{
+    return narmat_ctl_load(SUB(w), kind, arg);
+}
+
+const struct narmat_ops narmat_ofi_ops = {
+    .size = sizeof(struct narmat_ops),
+    .layout = NARMAT_OFI_LAYOUT_VERSION,
+    .name = "ofi",
+    .flush_blocks = 1,
+    .target_name = ofi_target_name,
+    .win_init = ofi_win_init,
+    .win_free = ofi_win_free,
+    .attach = ofi_attach,
+    .detach = ofi_detach,
+    .check_bounds = ofi_check_bounds,
+    .shared_query = ofi_shared_query,
+    .put = ofi_put,
+    .get = ofi_get,
+    .acc = ofi_acc,
+    .cas = ofi_cas,
+    .flush = ofi_flush,
+    .flush_local = ofi_flush_local,
+    .sync = ofi_sync,
+    .put_notify = ofi_put_notify,
+    .get_notify = ofi_get_notify,
+    .acc_notify = ofi_acc_notify,
+    .rput_notify = narmat_rput_notify_now,
+    .ticket_done = narmat_ticket_none,
+    .pput_prep = narmat_pput_none,
+    .pput_start = narmat_pput_nostart,
+    .notify_prep = ofi_notify_prep,
+    .note = ofi_note,
+    .poll = ofi_poll,
+    .ctl_add = ofi_ctl_add,
+    .ctl_cas = ofi_ctl_cas,
+    .ctl_load = ofi_ctl_load,
+};
