@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 #
-# Build narma and run its tests:  ./scripts/test.sh [--sanitize | --tsan]
+# Build narma and run its tests:  ./scripts/test.sh [--sanitize | --tsan | --ofi]
 #                                   [--mpi auto|mpich|openmpi|system] [-- <extra ctest arguments>]
 #
 # Sets up the machine first (scripts/ensure-env.sh: build tools, the MPI), configures CMake into
 # build-<mpi>/ (build-<mpi>-sanitize/ with --sanitize: AddressSanitizer + UndefinedBehaviorSanitizer;
 # build-<mpi>-tsan/ with --tsan: ThreadSanitizer, running only the tests labelled "threads", the
-# programs that run several threads, at 2 ranks and split over two pretend nodes), builds with
+# programs that run several threads, at 2 ranks and split over two pretend nodes; build-<mpi>-ofi/
+# with --ofi: the experimental ofi transport built in (-DNARMA_OFI=ON, libfabric's headers
+# installed first), running every MPI test on its variants ofi and ofinode2 only), builds with
 # every core, then runs ctest.
 # The last line printed is ctest's summary ("100% tests passed, 0 tests failed out of N"); the
 # exit status is non-zero when anything failed.
@@ -20,6 +22,7 @@ set -euo pipefail
 root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"
 sanitize=0
 tsan=0
+ofi=0
 ctest_extra=()
 
 usage() {
@@ -31,6 +34,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --sanitize) sanitize=1 ;;
     --tsan) tsan=1 ;;
+    --ofi) ofi=1 ;;
     --mpi)
         [ $# -ge 2 ] || usage
         export NARMA_MPI="$2"
@@ -51,8 +55,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-if [ "$sanitize" = 1 ] && [ "$tsan" = 1 ]; then
-    echo "test.sh: --sanitize and --tsan exclude each other" >&2
+if [ $((sanitize + tsan + ofi)) -gt 1 ]; then
+    echo "test.sh: --sanitize, --tsan and --ofi exclude each other" >&2
     usage
 fi
 
@@ -113,9 +117,18 @@ if [ "$tsan" = 1 ]; then
     ctest_select=(-L threads -LE python -E 'test_threads_page_neighbour|[.]np4[.](shm|mpi|node1)$')
 fi
 
+if [ "$ofi" = 1 ]; then
+    build="$build-ofi"
+    # libfabric's headers (libfabric itself is loaded at run time: the MPI library's copy).
+    [ -e /usr/include/rdma/fabric.h ] || "$root/scripts/apt-install.sh" libfabric-dev
+    cmake_args+=(-DNARMA_OFI=ON)
+    ctest_select=(-L '^(ofi|ofinode2)$')
+fi
+
 echo "== narma tests: MPI ${NARMA_MPI_SELECTED} ($(command -v mpiexec))," \
     "build dir ${build#"$root"/}$([ "$sanitize" = 1 ] && echo ', ASan+UBSan')$(
-        [ "$tsan" = 1 ] && echo ', ThreadSanitizer, tests labelled threads')"
+        [ "$tsan" = 1 ] && echo ', ThreadSanitizer, tests labelled threads')$(
+        [ "$ofi" = 1 ] && echo ', the ofi transport variants')"
 
 mkdir -p "$build"
 narma_build_tree_check "$build"

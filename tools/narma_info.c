@@ -45,6 +45,10 @@ static const struct {
     {"shm", "pairs of ranks on one node (Win_allocate, Win_create memory it can share)"},
     {"mpi", "pairs on different nodes, dynamic windows, memory shm cannot share: MPI-3 RMA"},
     {"shm+mpi", "a window across nodes: shm inside each node, mpi between nodes"},
+#if NARMA_INFO_OFI
+    {"ofi", "NARMA_TRANSPORT=ofi: mpi with notified puts as one libfabric message (experimental)"},
+    {"shm+ofi", "NARMA_TRANSPORT=ofi, a window across nodes: shm inside each node, ofi between"},
+#endif
 };
 
 /* Every environment variable the library reads (src/core/init.c, src/core/errors.c, the test
@@ -54,7 +58,11 @@ static const struct {
     const char *dflt;
     const char *meaning;
 } env_vars[] = {
-    {"NARMA_TRANSPORT", "auto", "auto or shm: shm wherever it applies; mpi: mpi for every window"},
+    {"NARMA_TRANSPORT", "auto",
+     "auto or shm: shm wherever it applies; mpi: mpi for every window; ofi: ofi for mpi between "
+     "nodes (builds with -DNARMA_OFI=ON)"},
+    {"NARMA_OFI_PROVIDER", NULL,
+     "the libfabric provider the ofi transport opens (default: the first that fits)"},
     {"NARMA_NODE_SIZE", "0",
      "pretend nodes of this many consecutive MPI_COMM_WORLD ranks (0: the machine's nodes)"},
     {"NARMA_RING_SLOTS", NULL,

@@ -305,10 +305,10 @@ static int select_shared(MPI_Comm comm, MPI_Comm node, const struct narmat_ops *
  *   one rank per node               mpi;
  *   anything between                hybrid: shm between the ranks of a node, mpi between nodes.
  * NARMA_TRANSPORT=ofi: ofi where mpi would serve pairs of different nodes (ofi alone for one
- * rank per node, "shm+ofi" for hybrid windows). A window shm refuses on every rank (user memory it
- * cannot share) falls back: narmat_fallback. NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means
- * "shm wherever it applies", as auto. Win_allocate_shared windows: select_shared. Collective over
- * comm. node: narmat_node_get. */
+ * rank per node, "shm+ofi" for hybrid windows), dynamic windows excepted (their memory moves). A
+ * window shm refuses on every rank (user memory it cannot share) falls back: narmat_fallback.
+ * NARMA_TRANSPORT=mpi forces mpi everywhere; =shm means "shm wherever it applies", as auto.
+ * Win_allocate_shared windows: select_shared. Collective over comm. node: narmat_node_get. */
 int narmat_select(MPI_Comm comm, MPI_Comm node, int flavor, const struct narmat_ops **ops)
 {
     *ops = &narmat_mpi_ops;
@@ -329,7 +329,7 @@ int narmat_select(MPI_Comm comm, MPI_Comm node, int flavor, const struct narmat_
     else if (!all[1])
         *ops = &narmat_hybrid_ops;
 #ifdef NARMA_HAVE_OFI
-    if (narmat_cfg.net_ofi && *ops != &narmat_shm_ops)
+    if (narmat_cfg.net_ofi && *ops != &narmat_shm_ops && flavor != MPI_WIN_FLAVOR_DYNAMIC)
         *ops = *ops == &narmat_hybrid_ops ? &narmat_hybrid_ofi_ops : &narmat_ofi_ops;
 #endif
     return narmat_ops_check(*ops);
@@ -374,7 +374,11 @@ _Static_assert(NARMAT_WIRE_CORE < 128, "the core's wire version fits its byte");
 uint32_t narmat_wire_version(void)
 {
     uint32_t v = (uint32_t)NARMAT_WIRE_CORE << 24 | (narmat_shm_ops.layout & 0xff) << 16 |
-                 (narmat_mpi_ops.layout & 0xff) << 8 | (narmat_hybrid_ops.layout & 0xff);
+                 (narmat_mpi_ops.layout & 0xff) << 8 | (narmat_hybrid_ops.layout & 0x0f);
+#ifdef NARMA_HAVE_OFI
+    /* Ranks must agree on ofi (NARMA_TRANSPORT=ofi), which adds its own exchanges. */
+    if (narmat_cfg.net_ofi) v |= 0x80 | (narmat_ofi_ops.layout & 0x7) << 4;
+#endif
     const char *h = getenv("NARMA_TEST_WIRE");
     if (h != NULL && *h != '\0' && strtol(h, NULL, 10) == world_rank()) v ^= UINT32_C(0x80000000);
     return v;

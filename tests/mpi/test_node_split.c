@@ -53,15 +53,17 @@ static const char *expected(const int *members, int n, int k, int me, int target
 static void check_window(NARMA_Win win, const int *members, int n, int me, int k, int strict,
                          const char *what)
 {
-    const char *got = NARMA_Win_get_transport(win);
-    const char *want = expected(members, n, k, -1, 0);
-    CHECK(strcmp(got, want) == 0 || (!strict && strcmp(got, "mpi") == 0),
+    /* net: what serves pairs across nodes ("ofi" with NARMA_TRANSPORT=ofi, test_net_name). */
+    const char *net = test_net_name("mpi"), *got = NARMA_Win_get_transport(win);
+    const char *want = test_net_name(expected(members, n, k, -1, 0));
+    CHECK(strcmp(got, want) == 0 || (!strict && strcmp(got, net) == 0),
           "%s: transport '%s', want '%s'", what, got, want);
     for (int t = 0; t < n; t++) {
         got = NARMA_Win_get_target_transport(win, t);
-        want = strcmp(NARMA_Win_get_transport(win), "shm+mpi") == 0 ? expected(members, n, k, me, t)
-                                                                    : NARMA_Win_get_transport(win);
-        CHECK(strcmp(got, want) == 0 || (!strict && strcmp(got, "mpi") == 0),
+        want = strcmp(NARMA_Win_get_transport(win), test_net_name("shm+mpi")) == 0
+                   ? test_net_name(expected(members, n, k, me, t))
+                   : NARMA_Win_get_transport(win);
+        CHECK(strcmp(got, want) == 0 || (!strict && strcmp(got, net) == 0),
               "%s: toward %d '%s', want '%s'", what, t, got, want);
     }
     CHECK(strcmp(NARMA_Win_get_target_transport(win, n), "invalid") == 0, "%s: rank %d", what, n);

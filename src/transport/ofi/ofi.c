@@ -28,10 +28,10 @@
  * moved through mpi earlier (plain puts, accumulates) is complete at the
  * target when the notification is, as on the other transports.
  *
- * One endpoint per process (FI_EP_RDM, one completion queue, automatic data
- * progress so that a target inside an MPI call, not narma's, still lands
- * data), opened by the first window that uses it and kept for the process's
- * life. Each window takes a range of pair ids (its size) in the process's
+ * One endpoint per process (FI_EP_RDM, one completion queue), opened by the
+ * first window that uses it and kept for the process's life, with a progress
+ * thread of narma's so that a target inside an MPI call, not narma's, still
+ * lands data (ofi_progress). Each window takes a range of pair ids (its size) in the process's
  * 2^20, and registers its memory and mailboxes; peers' {name, pair base,
  * memory, mailbox} are allgathered at creation. A poll drains the completion
  * queue into the windows' queues (under ofi's own mutex: window creation runs
@@ -41,17 +41,17 @@
  * library's own copy when it has loaded one, the system's otherwise), its
  * entry points bound at the ABI of the headers narma was built with
  * (dlvsym). Where it cannot be loaded, no provider offers what the channel
- * needs (FI_RMA, remote completion data, delivery completion, automatic
- * progress), or a window is dynamic (its memory moves), the window is served
- * by mpi alone (every rank alike, said with NARMA_VERBOSE) and
- * NARMA_Win_get_transport answers "mpi". NARMA_OFI_PROVIDER names a
- * provider (libfabric's FI_PROVIDER works too).
+ * needs (RDM endpoints with FI_RMA, 8 bytes of remote completion data,
+ * delivery completion, a wait descriptor), or a window is dynamic (its memory moves), the window is
+ * served by mpi alone (every rank alike, said with NARMA_VERBOSE) and NARMA_Win_get_transport
+ * answers "mpi". NARMA_OFI_PROVIDER names a provider (libfabric's FI_PROVIDER works too).
  */
 #define _GNU_SOURCE /* dlvsym */
 #include "transport/transport.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,8 +99,7 @@ static struct {
  * the MPI library answers with the structures these headers describe. */
 static void *fab_sym(void *h, const char *name, const char *version)
 {
-    void *p = dlvsym(h, name, version);
-    return p != NULL ? p : dlsym(h, name);
+    return dlvsym(h, name, version); /* none at that version: refused (another ABI) */
 }
 
 static int fab_load(const char **why)
@@ -157,7 +156,15 @@ static struct {
     struct fid_av *av;
     struct fid_cq *cq;
     struct fid_ep *ep;
-    pthread_t thread;  /* the progress thread: the one reader of cq */
+    pthread_t thread; /* the progress thread */
+    int wait_fd;      /* cq's wait descriptor (FI_WAIT_FD) */
+    uint64_t max_msg; /* the provider's largest message */
+    int stop;         /* MPI_Finalize began: the thread ends (ofi_finalize) */
+    /* Test hook NARMA_TEST_OFI_LAZY=1: peers' entries wait here, unread, until a poll (a
+     * target slow to read its queue: an origin's second large count finds its mailbox full). */
+    int lazy;
+    struct fi_cq_data_entry lazy_q[256];
+    int lazy_n;
     int virt_addr;     /* FI_MR_VIRT_ADDR: remote addresses are virtual addresses */
     uint64_t next_key; /* requested keys, when the provider does not choose them */
     struct ofi_range *ranges;
@@ -167,6 +174,7 @@ static struct {
 } ofi = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void *ofi_progress(void *arg);
+static int ofi_finalize(MPI_Comm self, int key, void *val, void *extra);
 
 static int ofi_open(void)
 {
@@ -201,7 +209,7 @@ static int ofi_open(void)
         return 0;
     }
     ofi.info = info;
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_UNSPEC};
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD};
     struct fi_av_attr ava = {.type = FI_AV_TABLE};
     if ((rc = fab.fabric(info->fabric_attr, &ofi.fabric, NULL)) ||
         (rc = fi_domain(ofi.fabric, info, &ofi.domain, NULL)) ||
@@ -210,15 +218,24 @@ static int ofi_open(void)
         (rc = fi_endpoint(ofi.domain, info, &ofi.ep, NULL)) ||
         (rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) ||
         (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) ||
-        (rc = fi_enable(ofi.ep))) {
+        (rc = fi_enable(ofi.ep)) || (rc = fi_control(&ofi.cq->fid, FI_GETWAIT, &ofi.wait_fd))) {
         ofi.why = "opening the libfabric endpoint failed";
         return 0; /* kept half open: the process does not try again */
+    }
+    int key = MPI_KEYVAL_INVALID;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ofi_finalize, &key, NULL) != MPI_SUCCESS ||
+        MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL) != MPI_SUCCESS) {
+        ofi.why = "no MPI_COMM_SELF attribute to stop the progress thread at MPI_Finalize";
+        return 0;
     }
     if (pthread_create(&ofi.thread, NULL, ofi_progress, NULL) != 0) {
         ofi.why = "the progress thread could not start";
         return 0;
     }
+    const char *lazy = getenv("NARMA_TEST_OFI_LAZY");
+    ofi.lazy = lazy != NULL && strcmp(lazy, "1") == 0;
     ofi.virt_addr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    ofi.max_msg = info->ep_attr->max_msg_size;
     ofi.next_key = 1;
     if (narmau_verbose())
         fprintf(stderr, "narma: ofi: provider %s, fabric %s, domain %s (libfabric %u.%u)\n",
@@ -231,7 +248,7 @@ static int ofi_open(void)
 
 /* What each rank publishes at creation. */
 struct ofi_pub {
-    uint64_t ok, pair_base, mem_addr, mem_key, box_addr, box_key, disp_unit, name_len;
+    uint64_t ok, pair_base, mem_addr, mem_key, box_addr, box_key, disp_unit, credit, name_len;
     unsigned char name[OFI_NAME_MAX];
 };
 
@@ -240,11 +257,17 @@ struct ofi_ctx {
     int chan;              /* notifications through libfabric (else everything is mpi's) */
     uint32_t pair_base;    /* my range: origin r notifies me as pair_base + r */
     struct fid_mr *mem_mr, *box_mr;
-    uint64_t *box; /* box[r]: the count origin r left me (0: empty) */
+    /* Registered, 2 x size words: box[r] the count origin r left me (0: empty), box[size + r]
+     * how many of origin r's notifications my poll delivered (origin r reads it for credit). */
+    uint64_t *box;
+    uint32_t credit; /* notifications an origin may have undelivered here (my queue's share) */
+    uint64_t *sent;  /* per target: notifications I sent it */
+    uint64_t *seen;  /* per target: its count of mine delivered, when I last read it */
     struct ofi_rpeer {
         fi_addr_t addr;
         uint32_t pair; /* my pair id at that rank */
         uint64_t mem_addr, mem_key, box_addr, box_key;
+        uint64_t credit; /* what that rank's queue holds for me */
         MPI_Aint disp_unit;
     } * peer;
     /* Notifications drained for this window, not yet delivered (ofi.mu). */
@@ -259,21 +282,12 @@ static const char *ofi_target_name(struct narmat_win *w, int target)
     return ctx_of(w)->chan ? "ofi" : "mpi";
 }
 
-/* Under ofi.mu. */
+/* Under ofi.mu. The queue holds credit x size entries, allocated at creation: no origin has
+ * more than credit notifications undelivered (ofi_credit), so it never overflows. */
 static int queue_push(struct ofi_ctx *c, int32_t src, int32_t tag, int64_t bytes)
 {
-    if (c->qtail - c->qhead == c->qcap) {
-        size_t ncap = c->qcap ? 2 * c->qcap : 64;
-        struct ofi_note *nq = malloc(ncap * sizeof(*nq));
-        if (nq == NULL) return NARMA_ERR_NO_MEM;
-        for (size_t i = 0; i < c->qtail - c->qhead; i++)
-            nq[i] = c->q[(c->qhead + i) % c->qcap];
-        c->qtail -= c->qhead;
-        c->qhead = 0;
-        free(c->q);
-        c->q = nq;
-        c->qcap = ncap;
-    }
+    if (c->qtail - c->qhead == c->qcap)
+        return NARMAU_ERR(NARMA_ERR_INTERN, "ofi: a notification queue overflowed");
     c->q[c->qtail++ % c->qcap] = (struct ofi_note){src, tag, bytes};
     return NARMA_SUCCESS;
 }
@@ -318,12 +332,13 @@ static int note_arrived(const struct fi_cq_data_entry *e)
 static void cq_handle(const struct fi_cq_data_entry *e, ssize_t n)
 {
     for (ssize_t i = 0; i < n; i++) {
-        if (e[i].flags & FI_REMOTE_CQ_DATA) {
-            if (note_arrived(&e[i]) != NARMA_SUCCESS)
-                fprintf(stderr, "narma: ofi: no memory to queue a notification: lost\n");
-        } else if (e[i].op_context != NULL) {
+        /* This process's operations carry a context; a peer's write into my memory has none. */
+        if (e[i].op_context != NULL)
             narmau_atomic_store_rel_u32(e[i].op_context, 1);
-        }
+        else if ((e[i].flags & FI_REMOTE_CQ_DATA) && ofi.lazy && ofi.lazy_n < 256)
+            ofi.lazy_q[ofi.lazy_n++] = e[i];
+        else if ((e[i].flags & FI_REMOTE_CQ_DATA) && note_arrived(&e[i]) != NARMA_SUCCESS)
+            fprintf(stderr, "narma: ofi: a notification queue overflowed: one was lost\n");
     }
 }
 
@@ -335,30 +350,70 @@ static void cq_error(void)
                                     (uint32_t)(err.err ? err.err : FI_EIO) | OFI_FAILED);
 }
 
-/* The progress thread: the provider's progress and the completion queue's only reader, so
- * that data lands and notifications queue while the target computes or sits in an MPI call
- * (providers whose own progress needs the application's calls, tcp's among them, would else
- * leave an origin's delivery-complete write waiting for a target that is not in narma). It
- * sleeps in fi_cq_sread, on the provider's wait object, while nothing happens. */
+/* The progress thread: the provider's progress, so that data lands and notifications queue
+ * while the target computes or sits in an MPI call (providers whose own progress needs the
+ * application's calls, tcp's among them, would else leave an origin's delivery-complete write
+ * waiting for a target that is not in narma). It reads the queue under ofi.mu, as polls do, so
+ * an entry is never held outside it, and sleeps on the queue's wait descriptor while nothing
+ * happens. */
+/* Read the completion queue dry (under ofi.mu): reading it is also the provider's progress. */
+static void cq_drain(void)
+{
+    struct fi_cq_data_entry e[16];
+    for (;;) {
+        ssize_t n = fi_cq_read(ofi.cq, e, 16);
+        if (n > 0)
+            cq_handle(e, n);
+        else if (n == -FI_EAVAIL)
+            cq_error();
+        else
+            return;
+    }
+}
+
+/* cq_drain unless another thread is at it: 1 if it ran. */
+static int ofi_try_drain(void)
+{
+    if (pthread_mutex_trylock(&ofi.mu) != 0) return 0;
+    cq_drain();
+    pthread_mutex_unlock(&ofi.mu);
+    return 1;
+}
+
+/* MPI_Finalize began (MPI_COMM_SELF's attributes go first): the progress thread ends, before
+ * the MPI library, and libfabric with it, may go. Windows still alive go without it. */
+static int ofi_finalize(MPI_Comm self, int key, void *val, void *extra)
+{
+    (void)self;
+    (void)key;
+    (void)val;
+    (void)extra;
+    pthread_mutex_lock(&ofi.mu);
+    const int running = ofi.up && !ofi.stop;
+    ofi.stop = 1;
+    pthread_mutex_unlock(&ofi.mu);
+    if (running) pthread_join(ofi.thread, NULL);
+    return MPI_SUCCESS;
+}
+
 static void *ofi_progress(void *arg)
 {
     (void)arg;
-    struct fi_cq_data_entry e[16];
+    struct fid *fids[1] = {&ofi.cq->fid};
     for (;;) {
-        ssize_t n = fi_cq_sread(ofi.cq, e, 16, NULL, 100);
         pthread_mutex_lock(&ofi.mu);
-        for (;;) {
-            if (n > 0)
-                cq_handle(e, n);
-            else if (n == -FI_EAVAIL)
-                cq_error();
-            else
-                break;
-            n = fi_cq_read(ofi.cq, e, 16);
-        }
+        const int stop = ofi.stop;
+        if (!stop) cq_drain();
         pthread_mutex_unlock(&ofi.mu);
+        if (stop) return NULL;
+        /* Sleep on the queue's descriptor unless something is already there to read (any other
+         * answer than "again": a short sleep, never a spin). */
+        int trc = fi_trywait(ofi.fabric, fids, 1);
+        if (trc != -FI_EAGAIN) {
+            struct pollfd pfd = {.fd = ofi.wait_fd, .events = POLLIN};
+            (void)poll(&pfd, 1, trc == FI_SUCCESS ? 100 : 1);
+        }
     }
-    return NULL;
 }
 
 /* Wait for one operation of this process (its context: *done), which the progress thread
@@ -367,8 +422,11 @@ static int op_wait(uint32_t *done)
 {
     narmau_waiter wt = {0};
     uint32_t v;
-    while ((v = narmau_atomic_load_acq_u32(done)) == 0)
+    while ((v = narmau_atomic_load_acq_u32(done)) == 0) {
+        /* Drive the provider from here too, rather than wait for the thread to wake. */
+        if (ofi_try_drain() && (v = narmau_atomic_load_acq_u32(done)) != 0) break;
         narmau_wait_step_keep(&wt);
+    }
     if (v & OFI_FAILED)
         return NARMAU_ERR(NARMA_ERR_INTERN, "libfabric operation failed: %s (%u)",
                           strerror((int)(v & ~OFI_FAILED)), v & ~OFI_FAILED);
@@ -381,8 +439,10 @@ static int op_wait(uint32_t *done)
     do {                                                                                \
         narmau_waiter wt_ = {0};                                                        \
         ssize_t prc_;                                                                   \
-        while ((prc_ = (call)) == -FI_EAGAIN)                                           \
+        while ((prc_ = (call)) == -FI_EAGAIN) {                                         \
+            ofi_try_drain();                                                            \
             narmau_wait_step_keep(&wt_);                                                \
+        }                                                                               \
         if (prc_ != 0) return NARMAU_ERR(NARMA_ERR_INTERN, "%s: %d", #call, (int)prc_); \
         int wrc_ = op_wait(&(done));                                                    \
         if (wrc_) return wrc_;                                                          \
@@ -408,41 +468,60 @@ static int ofi_writedata(struct ofi_ctx *c, int target, const void *buf, size_t 
     return NARMA_SUCCESS;
 }
 
-/* Whether this origin's mailbox at target is empty (it may carry a count). */
-static int box_empty(struct ofi_ctx *c, int target, int me, int *empty)
+/* Read word i of target's registered words (box) into *v: one round trip. */
+static int box_read(struct ofi_ctx *c, int target, size_t i, uint64_t *v)
 {
     uint32_t done = 0;
-    uint64_t v = 1;
     const struct ofi_rpeer *p = &c->peer[target];
-    uint64_t addr = p->box_addr + (uint64_t)me * sizeof(uint64_t);
-    OFI_POST(done, fi_read(ofi.ep, &v, sizeof(v), NULL, p->addr, addr, p->box_key, (void *)&done));
-    *empty = v == 0;
+    uint64_t addr = p->box_addr + (uint64_t)i * sizeof(uint64_t);
+    OFI_POST(done, fi_read(ofi.ep, v, sizeof(*v), NULL, p->addr, addr, p->box_key, (void *)&done));
     return NARMA_SUCCESS;
 }
 
+/* NARMAT_AGAIN (nothing done) while this origin has `credit` notifications undelivered at
+ * target; it learns what target delivered only when it runs out (one read). */
+static int ofi_credit(struct narmat_win *w, int target)
+{
+    struct ofi_ctx *c = ctx_of(w);
+    const uint64_t credit = c->peer[target].credit;
+    if (c->sent[target] - c->seen[target] < credit) return NARMA_SUCCESS;
+    uint64_t v = 0;
+    int rc = box_read(c, target, (size_t)w->size + (size_t)w->rank, &v);
+    if (rc) return rc;
+    if (v > c->sent[target]) /* never more delivered than sent: a count gone wrong */
+        return NARMAU_ERR(NARMA_ERR_INTERN, "ofi: rank %d delivered %llu of my %llu notifications",
+                          target, (unsigned long long)v, (unsigned long long)c->sent[target]);
+    c->seen[target] = v;
+    return c->sent[target] - v < credit ? NARMA_SUCCESS : NARMAT_AGAIN;
+}
+
 /* The notification of an access whose data is complete at target: a zero-byte message, or
- * the count in the mailbox when it does not fit the completion data (the caller checked the
- * mailbox is empty: box_ready). */
+ * the count in the mailbox when it does not fit the completion data (the caller checked there
+ * is room: box_ready). */
 static int notify_only(struct narmat_win *w, int target, int tag, int64_t bytes)
 {
     struct ofi_ctx *c = ctx_of(w);
     const struct ofi_rpeer *p = &c->peer[target];
-    if ((uint64_t)bytes < OFI_BYTES_BOX)
-        return ofi_writedata(c, target, NULL, 0, p->box_addr, p->box_key,
-                             ofi_data(p->pair, tag, (uint64_t)bytes));
     uint64_t v = (uint64_t)bytes;
-    return ofi_writedata(c, target, &v, sizeof(v),
-                         p->box_addr + (uint64_t)w->rank * sizeof(uint64_t), p->box_key,
-                         ofi_data(p->pair, tag, OFI_BYTES_BOX));
+    int rc = (uint64_t)bytes < OFI_BYTES_BOX
+                 ? ofi_writedata(c, target, NULL, 0, p->box_addr, p->box_key,
+                                 ofi_data(p->pair, tag, (uint64_t)bytes))
+                 : ofi_writedata(c, target, &v, sizeof(v),
+                                 p->box_addr + (uint64_t)w->rank * sizeof(uint64_t), p->box_key,
+                                 ofi_data(p->pair, tag, OFI_BYTES_BOX));
+    if (rc == NARMA_SUCCESS) c->sent[target]++;
+    return rc;
 }
 
-/* NARMAT_AGAIN (nothing done) while a count that needs the mailbox cannot be left yet. */
+/* NARMAT_AGAIN (nothing done) while target cannot take one more notification of bytes from
+ * this origin: no credit left, or a count that needs the mailbox while it is full. */
 static int box_ready(struct narmat_win *w, int target, int64_t bytes)
 {
-    if ((uint64_t)bytes < OFI_BYTES_BOX) return NARMA_SUCCESS;
-    int empty = 0;
-    int rc = box_empty(ctx_of(w), target, w->rank, &empty);
-    return rc ? rc : empty ? NARMA_SUCCESS : NARMAT_AGAIN;
+    int rc = ofi_credit(w, target);
+    if (rc || (uint64_t)bytes < OFI_BYTES_BOX) return rc;
+    uint64_t v = 1;
+    if ((rc = box_read(ctx_of(w), target, (size_t)w->rank, &v))) return rc;
+    return v == 0 ? NARMA_SUCCESS : NARMAT_AGAIN;
 }
 
 static int ofi_bytes(int count, MPI_Datatype type, int64_t *bytes, const narmau_dtype **d)
@@ -469,23 +548,25 @@ static int ofi_put_notify(struct narmat_win *w, const void *oaddr, int ocount, M
     if (rc == NARMA_SUCCESS) rc = ofi_bytes(ocount, otype, &obytes, &od);
     if (rc) return rc;
     const struct ofi_rpeer *p = &c->peer[target];
+    const int one = bytes > 0 && (uint64_t)bytes <= ofi.max_msg && od->contiguous &&
+                    td->contiguous && od->nblocks >= 0 && td->nblocks >= 0;
+    if ((rc = one ? ofi_credit(w, target) : box_ready(w, target, bytes))) return rc;
     /* Earlier accesses of this origin through mpi are complete before the notification. */
     if ((rc = narmat_flush(&c->mpi, target))) return rc;
-    if (bytes > 0 && od->contiguous && td->contiguous && od->nblocks >= 0 && td->nblocks >= 0) {
-        const uint64_t off = (uint64_t)(disp * p->disp_unit + td->true_lb);
-        return ofi_writedata(
-            c, target, (const char *)oaddr + od->true_lb, (size_t)bytes, p->mem_addr + off,
-            p->mem_key,
-            ofi_data(p->pair, tag,
-                     (uint64_t)bytes < OFI_BYTES_BOX ? (uint64_t)bytes : OFI_BYTES_LEN));
+    if (!one) {
+        if (bytes > 0) {
+            rc = narmat_put(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
+            if (rc == NARMA_SUCCESS) rc = narmat_flush(&c->mpi, target);
+            if (rc) return rc;
+        }
+        return notify_only(w, target, tag, bytes);
     }
-    if ((rc = box_ready(w, target, bytes))) return rc;
-    if (bytes > 0) {
-        rc = narmat_put(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
-        if (rc == NARMA_SUCCESS) rc = narmat_flush(&c->mpi, target);
-        if (rc) return rc;
-    }
-    return notify_only(w, target, tag, bytes);
+    const uint64_t off = (uint64_t)(disp * p->disp_unit + td->true_lb);
+    const uint64_t code = (uint64_t)bytes < OFI_BYTES_BOX ? (uint64_t)bytes : OFI_BYTES_LEN;
+    rc = ofi_writedata(c, target, (const char *)oaddr + od->true_lb, (size_t)bytes,
+                       p->mem_addr + off, p->mem_key, ofi_data(p->pair, tag, code));
+    if (rc == NARMA_SUCCESS) c->sent[target]++;
+    return rc;
 }
 
 static int ofi_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Datatype otype,
@@ -546,15 +627,26 @@ static int ofi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
     struct ofi_ctx *c = ctx_of(w);
     if (!c->chan) return narmat_poll(&c->mpi, cb, arg);
     struct ofi_note batch[32];
-    int delivered = 0;
-    for (;;) {
+    /* mpi's poll too: its ring stays empty, but it is where the MPI library gets progress for
+     * the accesses other ranks make through mpi to this one (MPICH's active-message path for
+     * Win_create memory needs the target in MPI). */
+    int delivered = narmat_poll(&c->mpi, cb, arg);
+    for (int pass = 0;; pass++) {
         pthread_mutex_lock(&ofi.mu);
+        /* The queue itself too: what landed is queued, whether or not the thread woke yet. */
+        if (pass == 0) cq_drain();
+        for (int i = 0; pass == 0 && i < ofi.lazy_n; i++)
+            (void)note_arrived(&ofi.lazy_q[i]);
+        if (pass == 0) ofi.lazy_n = 0;
         size_t n = 0;
         while (n < 32 && c->qhead != c->qtail)
             batch[n++] = c->q[c->qhead++ % c->qcap];
         pthread_mutex_unlock(&ofi.mu);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            /* Its origin may send one more (read by that origin: ofi_credit). */
+            narmau_atomic_fetch_add_u64(&c->box[w->size + batch[i].src], 1);
             cb(arg, batch[i].src, batch[i].tag, batch[i].bytes);
+        }
         delivered += (int)n;
         if (n < 32) return delivered;
     }
@@ -644,13 +736,21 @@ static int chan_open(struct narmat_win *w, struct ofi_ctx *c, struct ofi_pub *me
         return 0;
     }
     me->name_len = len;
-    c->box = calloc((size_t)w->size, sizeof(uint64_t));
-    if (c->box == NULL || !range_take((uint32_t)w->size, c, &c->pair_base)) {
+    /* The ring's capacity shared out per origin, at least 4 each (as mpi's sub-rings). */
+    c->credit = w->ring_slots / (uint32_t)w->size;
+    if (c->credit < 4) c->credit = 4;
+    c->box = calloc(2 * (size_t)w->size, sizeof(uint64_t));
+    c->sent = calloc((size_t)w->size, sizeof(uint64_t));
+    c->seen = calloc((size_t)w->size, sizeof(uint64_t));
+    c->qcap = (size_t)c->credit * (size_t)w->size;
+    c->q = malloc(c->qcap * sizeof(*c->q));
+    if (c->box == NULL || c->sent == NULL || c->seen == NULL || c->q == NULL ||
+        !range_take((uint32_t)w->size, c, &c->pair_base)) {
         ofi.why = "no memory or no pair ids left for the window";
         return 0;
     }
     if (!mr_reg(w->base, (size_t)w->size_bytes, &c->mem_mr) ||
-        !mr_reg(c->box, (size_t)w->size * sizeof(uint64_t), &c->box_mr)) {
+        !mr_reg(c->box, 2 * (size_t)w->size * sizeof(uint64_t), &c->box_mr)) {
         ofi.why = "fi_mr_reg failed";
         return 0;
     }
@@ -660,21 +760,31 @@ static int chan_open(struct narmat_win *w, struct ofi_ctx *c, struct ofi_pub *me
     me->box_addr = ofi.virt_addr ? (uint64_t)(uintptr_t)c->box : 0;
     me->box_key = fi_mr_key(c->box_mr);
     me->disp_unit = (uint64_t)w->disp_unit;
+    me->credit = c->credit;
     return 1;
 }
 
 static void chan_close(struct ofi_ctx *c)
 {
     pthread_mutex_lock(&ofi.mu);
-    range_drop(c); /* what is still queued for this window goes with it */
+    /* Every origin's notifications have landed (they complete on return, and the core agreed
+     * on the free): read them out of the queue now, and what is queued goes with the window,
+     * before its pair ids can serve another. */
+    if (ofi.up) cq_drain();
+    for (int i = 0; i < ofi.lazy_n; i++)
+        (void)note_arrived(&ofi.lazy_q[i]);
+    ofi.lazy_n = 0;
+    range_drop(c);
     pthread_mutex_unlock(&ofi.mu);
     if (c->mem_mr) fi_close(&c->mem_mr->fid);
     if (c->box_mr) fi_close(&c->box_mr->fid);
     free(c->box);
+    free(c->sent);
+    free(c->seen);
     free(c->peer);
     free(c->q);
     c->mem_mr = c->box_mr = NULL;
-    c->box = NULL;
+    c->box = c->sent = c->seen = NULL;
     c->peer = NULL;
     c->q = NULL;
     c->chan = 0;
@@ -706,20 +816,23 @@ static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     w->attr_off = c->mpi.attr_off;
     w->may_defer = 0;
 
-    /* The channel, on every rank or none. */
+    /* The channel, on every rank or none (a rank short of memory leaves the window to mpi). */
     struct ofi_pub *all = calloc((size_t)w->size, sizeof(*all));
     struct ofi_pub me = {0};
-    if (all != NULL && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    const char *why = NULL; /* why this window goes without the channel (NARMA_VERBOSE) */
+    int have = all != NULL, every_has = 0;
+    int mrc = MPI_Allreduce(&have, &every_has, 1, MPI_INT, MPI_MIN, w->comm);
+    if (mrc == MPI_SUCCESS && every_has && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         pthread_mutex_lock(&ofi.mu);
         me.ok = chan_open(w, c, &me);
         pthread_mutex_unlock(&ofi.mu);
-    } else if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        ofi.why = "a dynamic window's memory moves";
+        mrc = MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, w->comm);
+    } else {
+        why = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "a dynamic window's memory moves"
+                                                  : "no memory for the peers' addresses";
+        have = 0;
     }
-    struct ofi_pub dummy;
-    int mrc = MPI_Allgather(&me, sizeof(me), MPI_BYTE, all != NULL ? (void *)all : &dummy,
-                            all != NULL ? sizeof(me) : 0, MPI_BYTE, w->comm);
-    int ok = mrc == MPI_SUCCESS && all != NULL;
+    int ok = mrc == MPI_SUCCESS && have && every_has;
     for (int r = 0; ok && r < w->size; r++)
         ok = all[r].ok != 0;
     if (ok) c->peer = calloc((size_t)w->size, sizeof(*c->peer));
@@ -728,7 +841,7 @@ static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         struct ofi_rpeer *p = &c->peer[r];
         if (c->peer == NULL || !peer_addr(all[r].name, (size_t)all[r].name_len, &p->addr)) {
             ok = 0;
-            ofi.why = "no memory or fi_av_insert failed";
+            why = "no memory or fi_av_insert failed";
             break;
         }
         p->pair = (uint32_t)all[r].pair_base + (uint32_t)w->rank;
@@ -737,6 +850,7 @@ static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
         p->box_addr = all[r].box_addr;
         p->box_key = all[r].box_key;
         p->disp_unit = (MPI_Aint)all[r].disp_unit;
+        p->credit = all[r].credit;
     }
     pthread_mutex_unlock(&ofi.mu);
     free(all);
@@ -744,9 +858,12 @@ static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, w->comm);
     c->chan = every;
     if (!every) {
-        if (w->rank == 0 && narmau_verbose())
+        pthread_mutex_lock(&ofi.mu);
+        if (why == NULL && !mine) why = ofi.why;
+        pthread_mutex_unlock(&ofi.mu);
+        if (narmau_verbose() && (why != NULL || w->rank == 0))
             fprintf(stderr, "narma: ofi: window served by mpi alone: %s\n",
-                    ofi.why != NULL ? ofi.why : "another rank could not open the channel");
+                    why != NULL ? why : "another rank could not open the channel");
         chan_close(c);
     }
     return NARMA_SUCCESS;
@@ -756,8 +873,8 @@ static int ofi_win_free(struct narmat_win *w)
 {
     struct ofi_ctx *c = ctx_of(w);
     /* Every origin's notifications to this window have landed once every rank is here. */
+    if (c->chan) chan_close(c); /* its registrations before mpi frees Win_allocate memory */
     int rc = narmat_win_free(&c->mpi);
-    if (c->chan) chan_close(c);
     free(c);
     w->tp = NULL;
     w->attr_win = MPI_WIN_NULL;
