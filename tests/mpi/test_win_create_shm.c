@@ -83,8 +83,8 @@ static int node_size_env;
 static int node_of(int r) { return node_size_env > 0 ? r / node_size_env : 0; }
 
 /* shm: whether this rank's node shares the window's memory. Then every peer of this node is
- * reached through shm and every other through mpi; without pretend nodes the window as a whole
- * says "shm" or "mpi". */
+ * reached through shm and every other through mpi (ofi with NARMA_TRANSPORT=ofi); without
+ * pretend nodes the window as a whole says "shm" or "mpi". */
 static void expect_transport(NARMA_Win win, int shm, const char *what)
 {
     const char *t = NARMA_Win_get_transport(win);
@@ -93,7 +93,7 @@ static void expect_transport(NARMA_Win win, int shm, const char *what)
         CHECK(strcmp(t, shm ? "shm" : "mpi") == 0, "%s: transport %s, expected %s", what, t,
               shm ? "shm" : "mpi");
     for (int p = 0; p < size; p++) {
-        const char *want = shm && node_of(p) == node_of(rank) ? "shm" : "mpi";
+        const char *want = shm && node_of(p) == node_of(rank) ? "shm" : test_net_name("mpi");
         const char *got = NARMA_Win_get_target_transport(win, p);
         if (p != rank)
             CHECK(strcmp(got, want) == 0, "%s: toward %d %s, expected %s", what, p, got, want);

@@ -325,6 +325,20 @@ static int note_arrived(const struct fi_cq_data_entry *e)
     return queue_push(c, src, tag, bytes);
 }
 
+/* The test hook's entries, in arrival order, into their windows' queues (under ofi.mu). */
+static void lazy_flush(void)
+{
+    for (int i = 0; i < ofi.lazy_n; i++)
+        (void)note_arrived(&ofi.lazy_q[i]);
+    ofi.lazy_n = 0;
+}
+
+static void lazy_keep(const struct fi_cq_data_entry *e)
+{
+    if (ofi.lazy_n == (int)(sizeof ofi.lazy_q / sizeof ofi.lazy_q[0])) lazy_flush();
+    ofi.lazy_q[ofi.lazy_n++] = *e;
+}
+
 /* Entries read from the completion queue (the progress thread, under ofi.mu): notifications
  * into their windows' queues, the completions of this process's operations into the words
  * their contexts point at (1 done, OFI_FAILED | the libfabric error). */
@@ -335,8 +349,8 @@ static void cq_handle(const struct fi_cq_data_entry *e, ssize_t n)
         /* This process's operations carry a context; a peer's write into my memory has none. */
         if (e[i].op_context != NULL)
             narmau_atomic_store_rel_u32(e[i].op_context, 1);
-        else if ((e[i].flags & FI_REMOTE_CQ_DATA) && ofi.lazy && ofi.lazy_n < 256)
-            ofi.lazy_q[ofi.lazy_n++] = e[i];
+        else if ((e[i].flags & FI_REMOTE_CQ_DATA) && ofi.lazy)
+            lazy_keep(&e[i]);
         else if ((e[i].flags & FI_REMOTE_CQ_DATA) && note_arrived(&e[i]) != NARMA_SUCCESS)
             fprintf(stderr, "narma: ofi: a notification queue overflowed: one was lost\n");
     }
@@ -350,12 +364,6 @@ static void cq_error(void)
                                     (uint32_t)(err.err ? err.err : FI_EIO) | OFI_FAILED);
 }
 
-/* The progress thread: the provider's progress, so that data lands and notifications queue
- * while the target computes or sits in an MPI call (providers whose own progress needs the
- * application's calls, tcp's among them, would else leave an origin's delivery-complete write
- * waiting for a target that is not in narma). It reads the queue under ofi.mu, as polls do, so
- * an entry is never held outside it, and sleeps on the queue's wait descriptor while nothing
- * happens. */
 /* Read the completion queue dry (under ofi.mu): reading it is also the provider's progress. */
 static void cq_drain(void)
 {
@@ -396,6 +404,12 @@ static int ofi_finalize(MPI_Comm self, int key, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+/* The progress thread: the provider's progress, so that data lands and notifications queue
+ * while the target computes or sits in an MPI call (providers whose own progress needs the
+ * application's calls, tcp's among them, would else leave an origin's delivery-complete write
+ * waiting for a target that is not in narma). It reads the queue under ofi.mu, as polls do, so
+ * an entry is never held outside it, and sleeps on the queue's wait descriptor while nothing
+ * happens. */
 static void *ofi_progress(void *arg)
 {
     (void)arg;
@@ -634,10 +648,10 @@ static int ofi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
     for (int pass = 0;; pass++) {
         pthread_mutex_lock(&ofi.mu);
         /* The queue itself too: what landed is queued, whether or not the thread woke yet. */
-        if (pass == 0) cq_drain();
-        for (int i = 0; pass == 0 && i < ofi.lazy_n; i++)
-            (void)note_arrived(&ofi.lazy_q[i]);
-        if (pass == 0) ofi.lazy_n = 0;
+        if (pass == 0) {
+            cq_drain();
+            lazy_flush();
+        }
         size_t n = 0;
         while (n < 32 && c->qhead != c->qtail)
             batch[n++] = c->q[c->qhead++ % c->qcap];
@@ -771,9 +785,7 @@ static void chan_close(struct ofi_ctx *c)
      * on the free): read them out of the queue now, and what is queued goes with the window,
      * before its pair ids can serve another. */
     if (ofi.up) cq_drain();
-    for (int i = 0; i < ofi.lazy_n; i++)
-        (void)note_arrived(&ofi.lazy_q[i]);
-    ofi.lazy_n = 0;
+    lazy_flush();
     range_drop(c);
     pthread_mutex_unlock(&ofi.mu);
     if (c->mem_mr) fi_close(&c->mem_mr->fid);
