@@ -42,11 +42,21 @@ fi
 say "installing with apt-get: ${missing[*]}"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-if "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null >"$log" 2>&1 &&
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >>"$log" 2>&1; then
-    exit 0
-fi
+# Another apt-get (another job on this machine, an unattended upgrade) holding dpkg's or the
+# package lists' lock is waited for, up to 10 minutes, instead of failing the install at once
+# (apt-get update does not wait on its own: DPkg::Lock::Timeout covers dpkg's lock only).
+wait_lock=(-o DPkg::Lock::Timeout=600)
+for attempt in $(seq 1 60); do
+    if "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${wait_lock[@]}" update -qq \
+        </dev/null >"$log" 2>&1 &&
+        "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${wait_lock[@]}" \
+            install -y -qq --no-install-recommends "${missing[@]}" </dev/null >>"$log" 2>&1; then
+        exit 0
+    fi
+    grep -q 'Could not get lock' "$log" || break
+    [ "$attempt" -eq 1 ] && say "another apt-get holds its lock: waiting for it (up to 10 minutes)"
+    sleep 10
+done
 cat "$log" >&2
 say "apt-get could not install: ${missing[*]}"
 exit 1
