@@ -509,20 +509,23 @@ static int ofi_credit(struct narmat_win *w, int target)
     return c->sent[target] - v < credit ? NARMA_SUCCESS : NARMAT_AGAIN;
 }
 
-/* The notification of an access whose data is complete at target: a zero-byte message, or
- * the count in the mailbox when it does not fit the completion data (the caller checked there
- * is room: box_ready). */
+/* The notification of an access whose data this origin moved through mpi: mpi's flush to
+ * target completes that data (and the origin's earlier accesses there), then a zero-byte
+ * message, or the count in the mailbox when it does not fit the completion data (the caller
+ * checked there is room: box_ready). */
 static int notify_only(struct narmat_win *w, int target, int tag, int64_t bytes)
 {
     struct ofi_ctx *c = ctx_of(w);
+    int rc = narmat_flush(&c->mpi, target);
+    if (rc) return rc;
     const struct ofi_rpeer *p = &c->peer[target];
     uint64_t v = (uint64_t)bytes;
-    int rc = (uint64_t)bytes < OFI_BYTES_BOX
-                 ? ofi_writedata(c, target, NULL, 0, p->box_addr, p->box_key,
-                                 ofi_data(p->pair, tag, (uint64_t)bytes))
-                 : ofi_writedata(c, target, &v, sizeof(v),
-                                 p->box_addr + (uint64_t)w->rank * sizeof(uint64_t), p->box_key,
-                                 ofi_data(p->pair, tag, OFI_BYTES_BOX));
+    rc = (uint64_t)bytes < OFI_BYTES_BOX
+             ? ofi_writedata(c, target, NULL, 0, p->box_addr, p->box_key,
+                             ofi_data(p->pair, tag, (uint64_t)bytes))
+             : ofi_writedata(c, target, &v, sizeof(v),
+                             p->box_addr + (uint64_t)w->rank * sizeof(uint64_t), p->box_key,
+                             ofi_data(p->pair, tag, OFI_BYTES_BOX));
     if (rc == NARMA_SUCCESS) c->sent[target]++;
     return rc;
 }
@@ -538,14 +541,23 @@ static int box_ready(struct narmat_win *w, int target, int64_t bytes)
     return v == 0 ? NARMA_SUCCESS : NARMAT_AGAIN;
 }
 
+/* The bytes of count x type (as mpi's narmat_mpi_bytes; the core checked the access against
+ * the target's window, so the product fits), and the type's description. */
 static int ofi_bytes(int count, MPI_Datatype type, int64_t *bytes, const narmau_dtype **d)
 {
     int rc = narmau_dtype_get(type, d);
-    if (rc) return rc;
-    if (__builtin_mul_overflow((int64_t)count, (int64_t)(*d)->size, bytes))
-        return NARMAU_ERR(NARMA_ERR_COUNT, "%d elements of %ld bytes overflow", count,
-                          (long)(*d)->size);
-    return NARMA_SUCCESS;
+    if (rc == NARMA_SUCCESS) *bytes = (int64_t)count * (int64_t)(*d)->size;
+    return rc;
+}
+
+/* The target's bytes of an access (tcount x ttype) and room there for its notification
+ * (box_ready: NARMAT_AGAIN, nothing done, when there is none yet). */
+static int target_room(struct narmat_win *w, int target, int tcount, MPI_Datatype ttype,
+                       int64_t *bytes)
+{
+    const narmau_dtype *td;
+    int rc = ofi_bytes(tcount, ttype, bytes, &td);
+    return rc ? rc : box_ready(w, target, *bytes);
 }
 
 /* ---- Notified accesses -------------------------------------------------------------------- */
@@ -565,16 +577,14 @@ static int ofi_put_notify(struct narmat_win *w, const void *oaddr, int ocount, M
     const int one = bytes > 0 && (uint64_t)bytes <= ofi.max_msg && od->contiguous &&
                     td->contiguous && od->nblocks >= 0 && td->nblocks >= 0;
     if ((rc = one ? ofi_credit(w, target) : box_ready(w, target, bytes))) return rc;
-    /* Earlier accesses of this origin through mpi are complete before the notification. */
-    if ((rc = narmat_flush(&c->mpi, target))) return rc;
     if (!one) {
-        if (bytes > 0) {
-            rc = narmat_put(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
-            if (rc == NARMA_SUCCESS) rc = narmat_flush(&c->mpi, target);
-            if (rc) return rc;
-        }
+        if (bytes > 0 &&
+            (rc = narmat_put(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, NULL)))
+            return rc;
         return notify_only(w, target, tag, bytes);
     }
+    /* Earlier accesses of this origin through mpi are complete before the notification. */
+    if ((rc = narmat_flush(&c->mpi, target))) return rc;
     const uint64_t off = (uint64_t)(disp * p->disp_unit + td->true_lb);
     const uint64_t code = (uint64_t)bytes < OFI_BYTES_BOX ? (uint64_t)bytes : OFI_BYTES_LEN;
     rc = ofi_writedata(c, target, (const char *)oaddr + od->true_lb, (size_t)bytes,
@@ -589,16 +599,13 @@ static int ofi_get_notify(struct narmat_win *w, void *oaddr, int ocount, MPI_Dat
     struct ofi_ctx *c = ctx_of(w);
     if (!c->chan)
         return narmat_get_notify(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, tag);
-    const narmau_dtype *td;
     int64_t bytes = 0;
-    int rc = ofi_bytes(tcount, ttype, &bytes, &td);
-    if (rc == NARMA_SUCCESS) rc = box_ready(w, target, bytes);
+    int rc = target_room(w, target, tcount, ttype, &bytes);
     if (rc) return rc;
     if (bytes > 0) {
         rc = narmat_get(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, NULL);
         if (rc) return rc;
     }
-    if ((rc = narmat_flush(&c->mpi, target))) return rc;
     return notify_only(w, target, tag, bytes);
 }
 
@@ -610,17 +617,14 @@ static int ofi_acc_notify(struct narmat_win *w, const void *oaddr, int ocount, M
     if (!c->chan)
         return narmat_acc_notify(&c->mpi, oaddr, ocount, otype, target, disp, tcount, ttype, op,
                                  tag);
-    const narmau_dtype *td;
     int64_t bytes = 0;
-    int rc = ofi_bytes(tcount, ttype, &bytes, &td);
-    if (rc == NARMA_SUCCESS) rc = box_ready(w, target, bytes);
+    int rc = target_room(w, target, tcount, ttype, &bytes);
     if (rc) return rc;
     if (bytes > 0) {
         rc = narmat_acc(&c->mpi, oaddr, ocount, otype, NULL, 0, MPI_DATATYPE_NULL, target, disp,
                         tcount, ttype, op, NULL);
         if (rc) return rc;
     }
-    if ((rc = narmat_flush(&c->mpi, target))) return rc;
     return notify_only(w, target, tag, bytes);
 }
 
@@ -632,7 +636,6 @@ static int ofi_note(struct narmat_win *w, int target, int kind, int tag, int64_t
     int rc = box_ready(w, target, bytes);
     if (rc) return rc;
     if ((rc = move(move_arg))) return rc;
-    if ((rc = narmat_flush(&c->mpi, target))) return rc;
     return notify_only(w, target, tag, bytes);
 }
 
