@@ -24,7 +24,7 @@ fi
 
 cd "$root"
 dirs=()
-for d in include src tests bench tools examples; do
+for d in include src tests bench tools examples scripts/foreign; do
     [ -d "$d" ] && dirs+=("$d")
 done
 mapfile -t files < <(find "${dirs[@]}" -type f \( -name '*.c' -o -name '*.h' \) | sort)

@@ -197,6 +197,9 @@ NARMA_API int NARMA_Type_free(MPI_Datatype *datatype);
 
 /* ---- Windows ---------------------------------------------------------- */
 
+/* Window creation (NARMA_Win_create, _allocate, _create_dynamic, _allocate_shared): collective;
+ * on failure *win is NARMA_WIN_NULL (never the handle it held before), so that freeing it
+ * anyway is NARMA_ERR_WIN, not a crash. */
 NARMA_API int NARMA_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
                                MPI_Comm comm, NARMA_Win *win);
 NARMA_API int NARMA_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,

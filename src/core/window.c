@@ -78,6 +78,8 @@ static int win_check_args(MPI_Aint size, int disp_unit, void *base, int flavor, 
 static int win_new(MPI_Comm comm, int flavor, MPI_Info info, void *base, MPI_Aint size,
                    int disp_unit, void *baseptr, NARMA_Win *out)
 {
+    /* A failed creation leaves no stale handle behind, whatever *out held. */
+    if (out != NULL) *out = NARMA_WIN_NULL;
     int rc = narmai_ensure_init();
     if (rc) return rc;
     /* No communicator, no agreement: every rank of a NULL communicator returns here. */

@@ -13,11 +13,11 @@
  *    handle kind bits 00, object bits 0x5); MPI_Wait, MPI_Test, MPI_Waitall,
  *    MPI_Testall, MPI_Waitany, MPI_Testany and MPI_Request_free complete
  *    narma's requests through narma and pass real ones to PMPI_.
- *  - MPI_Win_set_errhandler with MPI_ERRORS_RETURN or MPI_ERRORS_ARE_FATAL
- *    succeeds and does nothing: narma always returns its errors. User error
- *    handlers (MPI_Win_create_errhandler, MPI_Win_call_errhandler) are not
- *    mapped, nor are MPI_Win_allocate_shared and MPI_Win_shared_query: tests
- *    that use them do not build and are listed as excluded.
+ *  - Window error handlers: narma's handles (pointers) are parked in a table
+ *    as requests are, and handed out as MPI_Errhandler values;
+ *    MPI_Errhandler_free frees them through narma and MPI's own through PMPI_.
+ *  - MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) under NARMA_NODE_SIZE gives the
+ *    pretend node, as narma sees it.
  * Everything else (communicators, datatypes, point-to-point, MPI_Alloc_mem,
  * attributes on other objects) is MPI's own. Requires MPICH (int handles).
  */
@@ -35,6 +35,8 @@
 
 #define MPI_Win_create          NARMA_Win_create
 #define MPI_Win_allocate        NARMA_Win_allocate
+#define MPI_Win_allocate_shared NARMA_Win_allocate_shared
+#define MPI_Win_shared_query    NARMA_Win_shared_query
 #define MPI_Win_create_dynamic  NARMA_Win_create_dynamic
 #define MPI_Win_free            NARMA_Win_free
 #define MPI_Win_attach          NARMA_Win_attach
@@ -69,20 +71,131 @@
 #define MPI_Fetch_and_op        NARMA_Fetch_and_op
 #define MPI_Compare_and_swap    NARMA_Compare_and_swap
 
-/* ---- Error handlers: narma returns every error ------------------------- */
+/* ---- Parked handles ------------------------------------------------------ */
+/* narma's requests and error handlers are pointers; programs keep them in MPICH's int handles.
+ * Each kind has one table for the whole program (weak: every file that includes this shares
+ * it); a parked handle is its slot's index under a tag MPICH never uses for a real handle.
+ * NARMA_SHIM_TAKE_SLOT: the index of a free (NULL) slot of tab (n slots), the table grown
+ * (doubled, first entries to begin with) when full; aborts past max. */
+#define NARMA_SHIM_TAKE_SLOT(tab, n, first, max)                           \
+    __extension__({                                                        \
+        int i_;                                                            \
+        for (i_ = 0; i_ < (n); i_++)                                       \
+            if ((tab)[i_] == NULL) break;                                  \
+        if (i_ == (n)) {                                                   \
+            int n_ = (n) ? 2 * (n) : (first);                              \
+            void *t_ = realloc((void *)(tab), (size_t)n_ * sizeof *(tab)); \
+            if (t_ == NULL || n_ > (max)) abort();                         \
+            (tab) = t_;                                                    \
+            for (int k_ = (n); k_ < n_; k_++)                              \
+                (tab)[k_] = NULL;                                          \
+            (n) = n_;                                                      \
+        }                                                                  \
+        i_;                                                                \
+    })
+
+/* ---- Pretend nodes ------------------------------------------------------- */
+/* With NARMA_NODE_SIZE=k narma sees nodes of k consecutive MPI_COMM_WORLD ranks, and refuses
+ * Win_allocate_shared across them; MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) says what narma
+ * sees, as narma's own split does (src/transport/transport.c, narmat_node_comm), so that a
+ * program's shared-memory communicator is one narma can serve. */
+static inline int narma_shim_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
+                                             MPI_Comm *out)
+{
+    const char *v = getenv("NARMA_NODE_SIZE");
+    int k = v != NULL ? atoi(v) : 0;
+    if (type != MPI_COMM_TYPE_SHARED || k <= 0)
+        return PMPI_Comm_split_type(comm, type, key, info, out);
+    MPI_Comm shared;
+    int world, rc = PMPI_Comm_split_type(comm, type, key, info, &shared);
+    if (rc != MPI_SUCCESS || shared == MPI_COMM_NULL) {
+        if (rc == MPI_SUCCESS) *out = MPI_COMM_NULL;
+        return rc;
+    }
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world);
+    rc = PMPI_Comm_split(shared, world / k, key, out);
+    PMPI_Comm_free(&shared);
+    return rc;
+}
+#define MPI_Comm_split_type narma_shim_Comm_split_type
+
+/* ---- Error handlers ------------------------------------------------------ */
+/* A window's handler lives in narma (NARMA_Errhandler, a pointer); the program keeps it in an
+ * MPI_Errhandler variable (an int in MPICH). Handlers made by MPI_Win_create_errhandler or
+ * returned by MPI_Win_get_errhandler are parked in a table and handed out as values MPICH never
+ * uses for a real handle (kind bits 00, object bits 0x6); MPI_ERRORS_RETURN and
+ * MPI_ERRORS_ARE_FATAL map onto narma's predefined handlers; MPI_Errhandler_free frees parked
+ * handlers through narma and real ones through PMPI_. */
+#define NARMA_SHIM_EH_TAG           0x18000000
+#define NARMA_SHIM_EH_MAX           (1 << 20)
+#define MPI_Win_errhandler_function NARMA_Win_errhandler_function
+
+__attribute__((weak)) NARMA_Errhandler *narma_shim_ehs;
+__attribute__((weak)) int narma_shim_nehs;
+
+static inline int narma_shim_is_narma_eh(MPI_Errhandler e)
+{
+    return ((unsigned)e & 0xff000000u) == NARMA_SHIM_EH_TAG;
+}
+
+static inline MPI_Errhandler narma_shim_park_eh(NARMA_Errhandler e)
+{
+    if (e == NARMA_ERRORS_RETURN) return MPI_ERRORS_RETURN;
+    if (e == NARMA_ERRORS_ARE_FATAL) return MPI_ERRORS_ARE_FATAL;
+    int i = NARMA_SHIM_TAKE_SLOT(narma_shim_ehs, narma_shim_nehs, 16, NARMA_SHIM_EH_MAX);
+    narma_shim_ehs[i] = e;
+    return (MPI_Errhandler)(NARMA_SHIM_EH_TAG | i);
+}
+
+static inline int narma_shim_Win_create_errhandler(NARMA_Win_errhandler_function *fn,
+                                                   MPI_Errhandler *eh)
+{
+    NARMA_Errhandler e = NARMA_ERRHANDLER_NULL;
+    int rc = NARMA_Win_create_errhandler(fn, &e);
+    if (rc == NARMA_SUCCESS) *eh = narma_shim_park_eh(e);
+    return rc;
+}
+
 static inline int narma_shim_Win_set_errhandler(NARMA_Win win, MPI_Errhandler eh)
 {
-    (void)win;
-    return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL ? MPI_SUCCESS : MPI_ERR_OTHER;
+    if (eh == MPI_ERRORS_RETURN) return NARMA_Win_set_errhandler(win, NARMA_ERRORS_RETURN);
+    /* MPI's default for windows: a program that asks for it gets narma's own fatal handler */
+    if (eh == MPI_ERRORS_ARE_FATAL) return NARMA_Win_set_errhandler(win, NARMA_ERRORS_ARE_FATAL);
+    if (!narma_shim_is_narma_eh(eh)) return MPI_ERR_ARG;
+    return NARMA_Win_set_errhandler(win, narma_shim_ehs[(unsigned)eh & 0xffffffu]);
 }
-#define MPI_Win_set_errhandler narma_shim_Win_set_errhandler
+
+static inline int narma_shim_Win_get_errhandler(NARMA_Win win, MPI_Errhandler *eh)
+{
+    NARMA_Errhandler e = NARMA_ERRHANDLER_NULL;
+    int rc = NARMA_Win_get_errhandler(win, &e);
+    if (rc == NARMA_SUCCESS) *eh = narma_shim_park_eh(e);
+    return rc;
+}
+
+static inline int narma_shim_Errhandler_free(MPI_Errhandler *eh)
+{
+    if (!narma_shim_is_narma_eh(*eh)) return PMPI_Errhandler_free(eh);
+    NARMA_Errhandler *slot = &narma_shim_ehs[(unsigned)*eh & 0xffffffu];
+    int rc = NARMA_Errhandler_free(slot);
+    if (rc == NARMA_SUCCESS) {
+        *slot = NARMA_ERRHANDLER_NULL;
+        *eh = MPI_ERRHANDLER_NULL;
+    }
+    return rc;
+}
+
+#define MPI_Win_create_errhandler narma_shim_Win_create_errhandler
+#define MPI_Win_set_errhandler    narma_shim_Win_set_errhandler
+#define MPI_Win_get_errhandler    narma_shim_Win_get_errhandler
+#define MPI_Win_call_errhandler   NARMA_Win_call_errhandler
+#define MPI_Errhandler_free       narma_shim_Errhandler_free
 
 /* ---- Requests ----------------------------------------------------------- */
 #define NARMA_SHIM_REQ_TAG  0x14000000 /* kind 00 (never a real MPICH handle), object 0x5 */
 #define NARMA_SHIM_REQ_MASK 0xff000000
 #define NARMA_SHIM_REQ_MAX  (1 << 20)
 
-/* One table for the whole program (weak: every file that includes this shares it). */
 __attribute__((weak)) NARMA_Request *narma_shim_reqs;
 __attribute__((weak)) int narma_shim_nreqs;
 
@@ -93,18 +206,7 @@ static inline int narma_shim_is_narma(MPI_Request r)
 
 static inline MPI_Request narma_shim_park(NARMA_Request nr)
 {
-    int i;
-    for (i = 0; i < narma_shim_nreqs; i++)
-        if (narma_shim_reqs[i] == NARMA_REQUEST_NULL) break;
-    if (i == narma_shim_nreqs) {
-        int n = narma_shim_nreqs ? 2 * narma_shim_nreqs : 64;
-        NARMA_Request *t = (NARMA_Request *)realloc(narma_shim_reqs, (size_t)n * sizeof *t);
-        if (t == NULL || n > NARMA_SHIM_REQ_MAX) abort();
-        for (int k = narma_shim_nreqs; k < n; k++)
-            t[k] = NARMA_REQUEST_NULL;
-        narma_shim_reqs = t;
-        narma_shim_nreqs = n;
-    }
+    int i = NARMA_SHIM_TAKE_SLOT(narma_shim_reqs, narma_shim_nreqs, 64, NARMA_SHIM_REQ_MAX);
     narma_shim_reqs[i] = nr;
     return (MPI_Request)(NARMA_SHIM_REQ_TAG | i);
 }
