@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
 # Run test suites that narma's authors did not write against narma:
-#   ./scripts/foreign-suites.sh [--transports shm,mpi] [--only REGEX] [--skip REGEX] [--timeout S]
+#   ./scripts/foreign-suites.sh [--transports shm,mpi|ofi] [--only REGEX] [--skip REGEX] [--timeout S]
 #                               [--work DIR] [--list] PATH...
 #
 # Each PATH is a copy you fetched yourself (their code never enters this repository):
@@ -19,7 +19,8 @@
 #     test/mpi/rma/testlist.in at the rank count and arguments the list gives. A test passes
 #     when it exits 0 and prints "No Errors" (foMPI-NA: exits 0, prints "No Error", no error line).
 # Every run is repeated per transport (NARMA_TRANSPORT=shm and =mpi; --transports ofi builds the
-# experimental ofi transport into build-<mpi>-ofi/ and runs it at NARMA_NODE_SIZE=1), niced, one at a time, each
+# experimental ofi transport into build-<mpi>-ofi/ and runs it at NARMA_NODE_SIZE=1 unless set,
+# with NARMA_VERBOSE=1: a run whose window fell back to mpi alone is marked "no-ofi"), niced, one at a time, each
 # under a timeout (default 180 s, as MPICH's runtests; the test list's timeLimit when larger;
 # 480 s for the tests that time out at 3 oversubscribed ranks with MPICH itself too). Tests that use what narma does not
 # offer are listed as excluded with the reason. Prints one line per run, then totals; logs are in
@@ -109,7 +110,9 @@ work="${work:-$build/foreign}"
 mkdir -p "$work"
 work="$(cd -- "$work" && pwd)"
 mkdir -p "$work/logs" "$work/bin" "$work/obj"
-if [ ! -f "$build/CMakeCache.txt" ]; then
+# (An existing ofi build directory configured without the transport is configured again.)
+if [ ! -f "$build/CMakeCache.txt" ] ||
+    { [ ${#cmake_extra[@]} -gt 0 ] && ! grep -q '^NARMA_OFI:BOOL=ON' "$build/CMakeCache.txt"; }; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DMPI_C_COMPILER="$(command -v mpicc)" -DMPIEXEC_EXECUTABLE="$(command -v mpiexec)" \
         "${cmake_extra[@]}" >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
@@ -117,6 +120,10 @@ fi
 nice cmake --build "$build" --target narma >"$work/build-narma.log" 2>&1 ||
     { cat "$work/build-narma.log" >&2; exit 1; }
 libdir="$(dirname "$(find "$build/src" -name 'libnarma.so' -print -quit)")"
+if [ ${#cmake_extra[@]} -gt 0 ] && ! grep -q 'ofi: window served by mpi alone' "$libdir/libnarma.so"; then
+    echo "foreign-suites.sh: $build has no ofi transport (libfabric 1.x headers not found?)" >&2
+    exit 1
+fi
 CC="$(command -v mpicc)"
 cflags=(-O2 -g -std=gnu11 -w -I"$root/include" -I"$build/include")
 ldflags=(-L"$libdir" -Wl,-rpath,"$libdir" -lnarma -lm)
@@ -163,9 +170,10 @@ run_job() {
         # timeout (the launcher's children must not keep spinning on the shared cores).
         # ofi serves pairs of ranks on different nodes only: on one machine every rank is its own
         # pretend node, unless the caller set NARMA_NODE_SIZE.
-        node_size="${NARMA_NODE_SIZE:-}"
-        [ "$t" = ofi ] && node_size="${NARMA_NODE_SIZE:-1}"
-        NARMA_TRANSPORT="$t" NARMA_NODE_SIZE="$node_size" setsid bash -c 'echo $$ >"$0.pgid"; exec timeout -k 10 "$@"' \
+        local env=(NARMA_TRANSPORT="$t")
+        [ -n "${NARMA_NODE_SIZE:-}" ] && env+=(NARMA_NODE_SIZE="$NARMA_NODE_SIZE")
+        [ "$t" = ofi ] && env+=(NARMA_NODE_SIZE="${NARMA_NODE_SIZE:-1}" NARMA_VERBOSE=1)
+        env "${env[@]}" setsid bash -c 'echo $$ >"$0.pgid"; exec timeout -k 10 "$@"' \
             "$log" "$tmo" nice -n 10 mpiexec -n "$np" "$@" >"$log" 2>&1 </dev/null || st=$?
         kill -KILL -- "-$(cat "$log.pgid")" 2>/dev/null || true
         rm -f "$log.pgid"
@@ -176,18 +184,21 @@ run_job() {
             results+=("TIMEOUT(${secs}s)")
         elif [ "$st" = 0 ] && "$check" "$log"; then
             pass[$suite.$t]=$((${pass[$suite.$t]:-0} + 1))
-            results+=("PASS(${secs}s)")
+            results+=("PASS(${secs}s$(no_ofi "$t" "$log"))")
         else
-            results+=("FAIL(${secs}s)")
+            results+=("FAIL(${secs}s$(no_ofi "$t" "$log"))")
         fi
     done
     record "$suite" "$name" "$np" "${results[@]}"
 }
 
 check_mpich() { grep -q '^ *No Errors' "$1"; }
-check_fompi() {
-    grep -q 'No Error' "$1" && ! grep -v 'No Error' "$1" | grep -qiE 'error|assert|abort|signal'
+check_fompi() { # (narma's own NARMA_VERBOSE lines, "narma: ...", are not the test's)
+    grep -q 'No Error' "$1" &&
+        ! grep -v -e 'No Error' -e '^narma: ' "$1" | grep -qiE 'error|assert|abort|signal'
 }
+# ",no-ofi" when an ofi run's window fell back to mpi alone (NARMA_VERBOSE says so).
+no_ofi() { [ "$1" = ofi ] && grep -q 'ofi: window served by mpi alone' "$2" && echo ",no-ofi"; true; }
 
 nobuild() { # suite name np log
     local r=() t

@@ -3,8 +3,8 @@
 # Format narma's C sources with the committed .clang-format:
 #     ./scripts/format.sh           rewrite the files in place
 #     ./scripts/format.sh --check   change nothing; list unformatted files and fail if there are any
-# Covers *.c and *.h under include/ src/ tests/ bench/ tools/ examples/ (tracked or not, build
-# trees excluded). Installs clang-format with apt-get when it is missing.
+# Covers *.c and *.h under include/ src/ tests/ bench/ tools/ examples/ scripts/foreign/ (tracked
+# or not, build trees excluded). Installs clang-format with apt-get when it is missing.
 set -euo pipefail
 
 root="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)"

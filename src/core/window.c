@@ -340,7 +340,7 @@ int NARMA_Win_detach(NARMA_Win win, const void *base)
 
 const char *NARMA_Win_get_transport(NARMA_Win win)
 {
-    return narmai_win_ok(win) ? narmat_name(&win->t) : "invalid";
+    return narmai_win_ok(win) ? narmat_win_name(&win->t) : "invalid";
 }
 
 const char *NARMA_Win_get_target_transport(NARMA_Win win, int rank)

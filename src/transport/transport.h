@@ -122,7 +122,7 @@ enum narmat_note_kind { NARMAT_NOTE_PUT = 1, NARMAT_NOTE_GET, NARMAT_NOTE_ACC };
  * the arg poll() was given; src is a rank of the context poll() was called on. */
 typedef void (*narmat_note_cb)(void *arg, int32_t src, int32_t tag, int64_t bytes);
 
-#define NARMAT_OPS_VERSION 7
+#define NARMAT_OPS_VERSION 8
 
 struct narmat_ops {
     size_t size; /* sizeof(struct narmat_ops) the transport was built with */
@@ -135,6 +135,9 @@ struct narmat_ops {
     /* The transport that moves data between this process and target (its own name, or one of
      * the transports it serves the window through). */
     const char *(*target_name)(struct narmat_win *w, int target);
+    /* The name the created window reports, where it can differ from `name` (a transport whose
+     * own path could not open and that serves the window through another); NULL: `name`. */
+    const char *(*win_name)(struct narmat_win *w);
 
     /* Window life cycle. win_init fills w->base (allocate), w->tp and w->attr_win.
      * base/size: user memory for FLAVOR_CREATE; size for FLAVOR_ALLOCATE and FLAVOR_SHARED.
@@ -330,6 +333,11 @@ int narmat_notify_prep_none(struct narmat_win *w, int target);
 
 /* ---- wrappers: the only way the core calls a transport ---- */
 static inline const char *narmat_name(const struct narmat_win *w) { return w->ops->name; }
+/* What NARMA_Win_get_transport says of a created window. */
+static inline const char *narmat_win_name(struct narmat_win *w)
+{
+    return w->ops->win_name != NULL ? w->ops->win_name(w) : w->ops->name;
+}
 static inline int narmat_flush_blocks(const struct narmat_win *w) { return w->ops->flush_blocks; }
 static inline const char *narmat_target_name(struct narmat_win *w, int target)
 {

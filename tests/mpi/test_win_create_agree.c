@@ -6,8 +6,8 @@
  * by the last rank only:
  *   - the last rank gets its own error class (NARMA_ERR_ARG for arguments and info values);
  *   - every other rank gets an error too (the same class: the worst one seen), never success;
- *   - no window exists afterwards (the handle is untouched), and a correct creation that follows
- *     works and carries data.
+ *   - no window exists afterwards: the handle is NARMA_WIN_NULL, whatever it held before (it
+ *     holds a stale value going in), and a correct creation that follows works and carries data.
  * Kinds: disp_unit 0, negative size, NULL base with a size (Win_create), NULL baseptr
  * (Win_allocate), NULL window pointer, a narma info key with a value that is neither true nor
  * false (on every flavor).
@@ -15,6 +15,9 @@
 #include "common.h"
 
 static int rank, size, last;
+
+/* What a handle holds before a failed creation: not a window (as a freed or never-set one). */
+#define STALE ((NARMA_Win)(uintptr_t)0x1a1a1a1a1a1a1a1aULL)
 
 /* A correct window after a failed creation: lock_all, put to the right, flush, check. */
 static void still_creates(const char *after)
@@ -60,29 +63,29 @@ int main(int argc, char **argv)
     int *base = NULL;
 
     test_phase("disp_unit 0 on the last rank (Win_allocate)");
-    w = NARMA_WIN_NULL;
+    w = STALE;
     int rc = NARMA_Win_allocate(64, rank == last ? 0 : 4, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "disp_unit 0");
 
     test_phase("negative size on the last rank (Win_create)");
-    w = NARMA_WIN_NULL;
+    w = STALE;
     rc = NARMA_Win_create(buf, rank == last ? -8 : (MPI_Aint)sizeof buf, 4, MPI_INFO_NULL,
                           MPI_COMM_WORLD, &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "negative size");
 
     test_phase("NULL base with a size on the last rank (Win_create)");
-    w = NARMA_WIN_NULL;
+    w = STALE;
     rc = NARMA_Win_create(rank == last ? NULL : buf, sizeof buf, 4, MPI_INFO_NULL, MPI_COMM_WORLD,
                           &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "NULL base");
 
     test_phase("NULL baseptr on the last rank (Win_allocate)");
-    w = NARMA_WIN_NULL;
+    w = STALE;
     rc = NARMA_Win_allocate(64, 4, MPI_INFO_NULL, MPI_COMM_WORLD, rank == last ? NULL : &base, &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "NULL baseptr");
 
     test_phase("NULL window pointer on the last rank (Win_create_dynamic)");
-    w = NARMA_WIN_NULL;
+    w = rank == last ? NARMA_WIN_NULL : STALE; /* the last rank passes no handle to set */
     rc = NARMA_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, rank == last ? NULL : &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "NULL window pointer");
 
@@ -92,17 +95,17 @@ int main(int argc, char **argv)
     MPI_Info info = rank == last ? bad : MPI_INFO_NULL;
 
     test_phase("bad info value on the last rank (Win_allocate)");
-    w = NARMA_WIN_NULL;
+    w = STALE;
     rc = NARMA_Win_allocate(64, 4, info, MPI_COMM_WORLD, &base, &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "bad info, allocate");
 
     test_phase("bad info value on the last rank (Win_create)");
-    w = NARMA_WIN_NULL;
+    w = STALE;
     rc = NARMA_Win_create(buf, sizeof buf, 4, info, MPI_COMM_WORLD, &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "bad info, create");
 
     test_phase("bad info value on the last rank (Win_create_dynamic)");
-    w = NARMA_WIN_NULL;
+    w = STALE;
     rc = NARMA_Win_create_dynamic(info, MPI_COMM_WORLD, &w);
     expect_all_fail(rc, NARMA_ERR_ARG, w, "bad info, dynamic");
     MPI_Info_free(&bad);

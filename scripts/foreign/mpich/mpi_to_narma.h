@@ -26,6 +26,7 @@
 
 #include <mpi.h>
 #include <narma/narma.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 
@@ -102,9 +103,12 @@
 static inline int narma_shim_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
                                              MPI_Comm *out)
 {
+    /* Read as narma reads it (transport.c): anything but a whole number 0..INT_MAX is 0. */
     const char *v = getenv("NARMA_NODE_SIZE");
-    int k = v != NULL ? atoi(v) : 0;
-    if (type != MPI_COMM_TYPE_SHARED || k <= 0)
+    char *end = NULL;
+    long k = v != NULL && *v != '\0' ? strtol(v, &end, 10) : 0;
+    if (v != NULL && *v != '\0' && (*end != '\0' || k < 0 || k > INT_MAX)) k = 0;
+    if (type != MPI_COMM_TYPE_SHARED || k == 0)
         return PMPI_Comm_split_type(comm, type, key, info, out);
     MPI_Comm shared;
     int world, rc = PMPI_Comm_split_type(comm, type, key, info, &shared);
@@ -113,7 +117,7 @@ static inline int narma_shim_Comm_split_type(MPI_Comm comm, int type, int key, M
         return rc;
     }
     PMPI_Comm_rank(MPI_COMM_WORLD, &world);
-    rc = PMPI_Comm_split(shared, world / k, key, out);
+    rc = PMPI_Comm_split(shared, (int)(world / k), key, out);
     PMPI_Comm_free(&shared);
     return rc;
 }
@@ -133,9 +137,12 @@ static inline int narma_shim_Comm_split_type(MPI_Comm comm, int type, int key, M
 __attribute__((weak)) NARMA_Errhandler *narma_shim_ehs;
 __attribute__((weak)) int narma_shim_nehs;
 
+/* A handle this header handed out (a tagged value outside the table goes to MPI, which
+ * refuses it as the invalid handle it is). */
 static inline int narma_shim_is_narma_eh(MPI_Errhandler e)
 {
-    return ((unsigned)e & 0xff000000u) == NARMA_SHIM_EH_TAG;
+    return ((unsigned)e & 0xff000000u) == NARMA_SHIM_EH_TAG &&
+           ((unsigned)e & 0xffffffu) < (unsigned)narma_shim_nehs;
 }
 
 static inline MPI_Errhandler narma_shim_park_eh(NARMA_Errhandler e)
@@ -161,6 +168,9 @@ static inline int narma_shim_Win_set_errhandler(NARMA_Win win, MPI_Errhandler eh
     if (eh == MPI_ERRORS_RETURN) return NARMA_Win_set_errhandler(win, NARMA_ERRORS_RETURN);
     /* MPI's default for windows: a program that asks for it gets narma's own fatal handler */
     if (eh == MPI_ERRORS_ARE_FATAL) return NARMA_Win_set_errhandler(win, NARMA_ERRORS_ARE_FATAL);
+#ifdef MPI_ERRORS_ABORT /* MPI-4: abort the processes of the window's communicator */
+    if (eh == MPI_ERRORS_ABORT) return NARMA_Win_set_errhandler(win, NARMA_ERRORS_ARE_FATAL);
+#endif
     if (!narma_shim_is_narma_eh(eh)) return MPI_ERR_ARG;
     return NARMA_Win_set_errhandler(win, narma_shim_ehs[(unsigned)eh & 0xffffffu]);
 }
@@ -201,7 +211,8 @@ __attribute__((weak)) int narma_shim_nreqs;
 
 static inline int narma_shim_is_narma(MPI_Request r)
 {
-    return ((unsigned)r & NARMA_SHIM_REQ_MASK) == NARMA_SHIM_REQ_TAG;
+    return ((unsigned)r & NARMA_SHIM_REQ_MASK) == NARMA_SHIM_REQ_TAG &&
+           ((unsigned)r & ~NARMA_SHIM_REQ_MASK) < (unsigned)narma_shim_nreqs;
 }
 
 static inline MPI_Request narma_shim_park(NARMA_Request nr)

@@ -65,6 +65,13 @@ static const char *hyb_target_name(struct narmat_win *w, int target)
     return via_shm(w, target) >= 0 ? hy(w)->shm.ops->name : hy(w)->mpi.ops->name;
 }
 
+/* "shm+ofi" names the network half; when that half serves through mpi alone (ofi found no
+ * provider), the window is "shm+mpi". */
+static const char *hyb_win_name(struct narmat_win *w)
+{
+    return strcmp(narmat_win_name(&hy(w)->mpi), "mpi") == 0 ? "shm+mpi" : w->ops->name;
+}
+
 static void hyb_release(struct hyb *h)
 {
     free(h->node_of);
@@ -577,10 +584,10 @@ static uint64_t hyb_ctl_load(struct narmat_win *w, int kind, int arg)
     {                                                                                             \
         .size = sizeof(struct narmat_ops), .name = tname,                                         \
         .layout = 1, /* its own agreements at window creation (hyb_win_init) */                   \
-            .flush_blocks = 1, .target_name = hyb_target_name, .win_init = hyb_win_init,          \
-        .win_free = hyb_win_free, .attach = hyb_attach, .detach = hyb_detach,                     \
-        .check_bounds = hyb_check_bounds, .shared_query = hyb_shared_query, .put = hyb_put,       \
-        .get = hyb_get, .acc = hyb_acc, .cas = hyb_cas, .flush = hyb_flush,                       \
+            .flush_blocks = 1, .target_name = hyb_target_name, .win_name = hyb_win_name,          \
+        .win_init = hyb_win_init, .win_free = hyb_win_free, .attach = hyb_attach,                 \
+        .detach = hyb_detach, .check_bounds = hyb_check_bounds, .shared_query = hyb_shared_query, \
+        .put = hyb_put, .get = hyb_get, .acc = hyb_acc, .cas = hyb_cas, .flush = hyb_flush,       \
         .flush_local = hyb_flush_local, .sync = hyb_sync, .put_notify = hyb_put_notify,           \
         .get_notify = hyb_get_notify, .acc_notify = hyb_acc_notify,                               \
         .rput_notify = hyb_rput_notify, .ticket_done = hyb_ticket_done,                           \

@@ -277,9 +277,13 @@ struct ofi_ctx {
 
 static inline struct ofi_ctx *ctx_of(struct narmat_win *w) { return w->tp; }
 
+/* Without a channel (no provider, or another rank could not open one) the window is mpi's. */
+static const char *ofi_win_name(struct narmat_win *w) { return ctx_of(w)->chan ? "ofi" : "mpi"; }
+
 static const char *ofi_target_name(struct narmat_win *w, int target)
 {
-    return ctx_of(w)->chan ? "ofi" : "mpi";
+    (void)target;
+    return ofi_win_name(w);
 }
 
 /* Under ofi.mu. The queue holds credit x size entries, allocated at creation: no origin has
@@ -972,6 +976,7 @@ const struct narmat_ops narmat_ofi_ops = {
     .name = "ofi",
     .flush_blocks = 1,
     .target_name = ofi_target_name,
+    .win_name = ofi_win_name,
     .win_init = ofi_win_init,
     .win_free = ofi_win_free,
     .attach = ofi_attach,
