@@ -171,6 +171,8 @@ static struct {
     int nranges, capranges;
     struct ofi_peer *peers;
     int npeers, cappeers;
+    int *peer_slot;    /* open addressing over peers by name: index + 1, 0 empty */
+    size_t peer_slots; /* a power of two, at least twice npeers */
 } ofi = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void *ofi_progress(void *arg);
@@ -296,17 +298,32 @@ static int queue_push(struct ofi_ctx *c, int32_t src, int32_t tag, int64_t bytes
     return NARMA_SUCCESS;
 }
 
+/* The index of the range holding a pair id (under ofi.mu), -1 when none does. The ranges are
+ * sorted by base (range_take), so this is a binary search: a notification costs the same
+ * however many windows the process has. */
+static int range_find(uint32_t pair)
+{
+    int lo = 0, hi = ofi.nranges; /* the range holding pair, if any, is in [lo, hi) */
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        const struct ofi_range *r = &ofi.ranges[mid];
+        if (pair < r->base)
+            hi = mid;
+        else if (pair - r->base >= r->n)
+            lo = mid + 1;
+        else
+            return mid;
+    }
+    return -1;
+}
+
 /* The window and origin of a pair id (under ofi.mu); NULL for a window already freed. */
 static struct ofi_ctx *pair_owner(uint32_t pair, int32_t *src)
 {
-    for (int i = 0; i < ofi.nranges; i++) {
-        const struct ofi_range *r = &ofi.ranges[i];
-        if (pair >= r->base && pair - r->base < r->n) {
-            *src = (int32_t)(pair - r->base);
-            return r->ctx;
-        }
-    }
-    return NULL;
+    const int i = range_find(pair);
+    if (i < 0) return NULL;
+    *src = (int32_t)(pair - ofi.ranges[i].base);
+    return ofi.ranges[i].ctx;
 }
 
 /* A remote write with completion data has landed: queue its notification (under ofi.mu). */
@@ -675,22 +692,19 @@ static int ofi_poll(struct narmat_win *w, narmat_note_cb cb, void *arg)
 
 /* ---- Creation and free --------------------------------------------------------------------- */
 
-/* A free range of n pair ids (under ofi.mu), first fit; 0 when none is left. */
+/* A free range of n pair ids (under ofi.mu), first fit; 0 when none is left. The ranges stay
+ * sorted by base (pair_owner searches them), so the first gap of n is found in one pass. */
 static int range_take(uint32_t n, struct ofi_ctx *c, uint32_t *base)
 {
+    if (n > OFI_PAIRS) return 0;
     uint32_t at = 0;
-    for (;;) {
-        int clash = 0;
-        for (int i = 0; i < ofi.nranges; i++) {
-            const struct ofi_range *r = &ofi.ranges[i];
-            if (at < r->base + r->n && r->base < at + n) {
-                at = r->base + r->n;
-                clash = 1;
-            }
-        }
-        if (!clash) break;
+    int i = 0;
+    for (; i < ofi.nranges; i++) {
+        const struct ofi_range *r = &ofi.ranges[i];
+        if (r->base - at >= n) break; /* the gap before range i fits (at <= r->base) */
+        at = r->base + r->n;
     }
-    if (n > OFI_PAIRS || at > OFI_PAIRS - n) return 0;
+    if (at > OFI_PAIRS - n) return 0;
     if (ofi.nranges == ofi.capranges) {
         int ncap = ofi.capranges ? 2 * ofi.capranges : 16;
         struct ofi_range *nr = realloc(ofi.ranges, (size_t)ncap * sizeof(*nr));
@@ -698,28 +712,67 @@ static int range_take(uint32_t n, struct ofi_ctx *c, uint32_t *base)
         ofi.ranges = nr;
         ofi.capranges = ncap;
     }
-    ofi.ranges[ofi.nranges++] = (struct ofi_range){at, n, c};
+    memmove(&ofi.ranges[i + 1], &ofi.ranges[i], (size_t)(ofi.nranges - i) * sizeof(*ofi.ranges));
+    ofi.ranges[i] = (struct ofi_range){at, n, c};
+    ofi.nranges++;
     *base = at;
     return 1;
 }
 
 static void range_drop(struct ofi_ctx *c)
 {
-    for (int i = 0; i < ofi.nranges; i++)
-        if (ofi.ranges[i].ctx == c) {
-            ofi.ranges[i] = ofi.ranges[--ofi.nranges];
-            return;
-        }
+    const int i = range_find(c->pair_base);
+    if (i < 0 || ofi.ranges[i].ctx != c) return; /* never taken (creation failed first) */
+    memmove(&ofi.ranges[i], &ofi.ranges[i + 1],
+            (size_t)(ofi.nranges - i - 1) * sizeof(*ofi.ranges));
+    ofi.nranges--;
 }
 
-/* The address-vector entry of a peer's endpoint name (under ofi.mu), inserted once. */
+/* FNV-1a of an endpoint name: where peer_slot looks for it first. */
+static size_t name_hash(const unsigned char *name, size_t len)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ name[i]) * UINT64_C(0x100000001b3);
+    return (size_t)(h ^ (h >> 32));
+}
+
+/* The slot of peer_slot that holds name, or the empty one where it would go. */
+static size_t peer_slot_of(const unsigned char *name, size_t len)
+{
+    size_t i = name_hash(name, len) & (ofi.peer_slots - 1);
+    for (;; i = (i + 1) & (ofi.peer_slots - 1)) {
+        const int k = ofi.peer_slot[i];
+        if (k == 0) return i;
+        const struct ofi_peer *p = &ofi.peers[k - 1];
+        if (p->len == len && memcmp(p->name, name, len) == 0) return i;
+    }
+}
+
+/* peer_slot at twice its size, every peer entered again; 0 out of memory (nothing changed). */
+static int peer_slots_grow(void)
+{
+    const size_t ncap = ofi.peer_slots ? 2 * ofi.peer_slots : 64;
+    int *ns = calloc(ncap, sizeof(*ns));
+    if (ns == NULL) return 0;
+    free(ofi.peer_slot);
+    ofi.peer_slot = ns;
+    ofi.peer_slots = ncap;
+    for (int k = 0; k < ofi.npeers; k++)
+        ofi.peer_slot[peer_slot_of(ofi.peers[k].name, ofi.peers[k].len)] = k + 1;
+    return 1;
+}
+
+/* The address-vector entry of a peer's endpoint name (under ofi.mu), inserted once. Found by
+ * hash: a window of n ranks looks up n names, so creation is not quadratic in the job's size. */
 static int peer_addr(const unsigned char *name, size_t len, fi_addr_t *addr)
 {
-    for (int i = 0; i < ofi.npeers; i++)
-        if (ofi.peers[i].len == len && memcmp(ofi.peers[i].name, name, len) == 0) {
-            *addr = ofi.peers[i].addr;
-            return 1;
-        }
+    if (2 * (size_t)(ofi.npeers + 1) > ofi.peer_slots && !peer_slots_grow()) return 0;
+    const size_t slot = peer_slot_of(name, len);
+    if (ofi.peer_slot[slot] != 0) {
+        *addr = ofi.peers[ofi.peer_slot[slot] - 1].addr;
+        return 1;
+    }
     if (ofi.npeers == ofi.cappeers) {
         int ncap = ofi.cappeers ? 2 * ofi.cappeers : 16;
         struct ofi_peer *np = realloc(ofi.peers, (size_t)ncap * sizeof(*np));
@@ -732,6 +785,7 @@ static int peer_addr(const unsigned char *name, size_t len, fi_addr_t *addr)
     p->len = len;
     memcpy(p->name, name, len);
     p->addr = *addr;
+    ofi.peer_slot[slot] = ofi.npeers;
     return 1;
 }
 
@@ -811,13 +865,17 @@ static void chan_close(struct ofi_ctx *c)
 
 static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Info info)
 {
+    /* One agreement for both allocations: the state (without it no rank goes on) and the
+     * table of the peers' addresses (without it on some rank the window is mpi's alone). */
     struct ofi_ctx *c = calloc(1, sizeof(*c));
-    int bad = c == NULL, any_bad = 1;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, w->comm);
-    if (any_bad) {
+    struct ofi_pub *all = calloc((size_t)w->size, sizeof(*all));
+    int lack[2] = {c == NULL, all == NULL}, any_lack[2] = {1, 1};
+    MPI_Allreduce(lack, any_lack, 2, MPI_INT, MPI_MAX, w->comm);
+    if (any_lack[0]) {
         free(c);
-        return bad ? NARMAU_ERR(NARMA_ERR_NO_MEM, "ofi state")
-                   : NARMAU_ERR(NARMA_ERR_NO_MEM, "another rank could not create the window");
+        free(all);
+        return lack[0] ? NARMAU_ERR(NARMA_ERR_NO_MEM, "ofi state")
+                       : NARMAU_ERR(NARMA_ERR_NO_MEM, "another rank could not create the window");
     }
     c->mpi = *w;
     c->mpi.ops = &narmat_mpi_ops;
@@ -826,6 +884,7 @@ static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     int rc = narmat_win_init(&c->mpi, base, size, info);
     if (rc) {
         free(c);
+        free(all);
         return rc; /* mpi agrees on failure among every rank */
     }
     w->tp = c;
@@ -836,12 +895,11 @@ static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     w->may_defer = 0;
 
     /* The channel, on every rank or none (a rank short of memory leaves the window to mpi). */
-    struct ofi_pub *all = calloc((size_t)w->size, sizeof(*all));
     struct ofi_pub me = {0};
     const char *why = NULL; /* why this window goes without the channel (NARMA_VERBOSE) */
-    int have = all != NULL, every_has = 0;
-    int mrc = MPI_Allreduce(&have, &every_has, 1, MPI_INT, MPI_MIN, w->comm);
-    if (mrc == MPI_SUCCESS && every_has && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    const int want_chan = !any_lack[1] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC;
+    int mrc = MPI_SUCCESS;
+    if (want_chan) {
         pthread_mutex_lock(&ofi.mu);
         me.ok = chan_open(w, c, &me);
         pthread_mutex_unlock(&ofi.mu);
@@ -849,9 +907,8 @@ static int ofi_win_init(struct narmat_win *w, void *base, MPI_Aint size, MPI_Inf
     } else {
         why = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "a dynamic window's memory moves"
                                                   : "no memory for the peers' addresses";
-        have = 0;
     }
-    int ok = mrc == MPI_SUCCESS && have && every_has;
+    int ok = want_chan && mrc == MPI_SUCCESS;
     for (int r = 0; ok && r < w->size; r++)
         ok = all[r].ok != 0;
     if (ok) c->peer = calloc((size_t)w->size, sizeof(*c->peer));
