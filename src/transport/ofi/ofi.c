@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -157,7 +158,7 @@ static struct {
     struct fid_cq *cq;
     struct fid_ep *ep;
     pthread_t thread; /* the progress thread */
-    int wait_fd;      /* cq's wait descriptor (FI_WAIT_FD) */
+    int wait_fd;      /* cq's wait descriptor (FI_WAIT_FD), -1 when it has none */
     uint64_t max_msg; /* the provider's largest message */
     int stop;         /* MPI_Finalize began: the thread ends (ofi_finalize) */
     /* Test hook NARMA_TEST_OFI_LAZY=1: peers' entries wait here, unread, until a poll (a
@@ -211,18 +212,36 @@ static int ofi_open(void)
         return 0;
     }
     ofi.info = info;
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD};
     struct fi_av_attr ava = {.type = FI_AV_TABLE};
     if ((rc = fab.fabric(info->fabric_attr, &ofi.fabric, NULL)) ||
         (rc = fi_domain(ofi.fabric, info, &ofi.domain, NULL)) ||
-        (rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL)) ||
-        (rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL)) ||
-        (rc = fi_endpoint(ofi.domain, info, &ofi.ep, NULL)) ||
+        (rc = fi_av_open(ofi.domain, &ava, &ofi.av, NULL))) {
+        ofi.why = "opening the libfabric fabric, domain or address vector failed";
+        return 0; /* kept half open: the process does not try again */
+    }
+    /* The completion queue with a descriptor the progress thread can sleep on; a provider
+     * without wait objects (shm's, "CQ wait not yet supported") gets one without, which the
+     * thread polls (ofi_progress). */
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD};
+    ofi.wait_fd = -1;
+    if (fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL) == 0) {
+        if (fi_control(&ofi.cq->fid, FI_GETWAIT, &ofi.wait_fd) != 0) ofi.wait_fd = -1;
+    } else {
+        cqa.wait_obj = FI_WAIT_NONE;
+        if ((rc = fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL))) {
+            ofi.why = "opening the libfabric completion queue failed";
+            return 0;
+        }
+    }
+    if (ofi.wait_fd < 0 && narmau_verbose())
+        fprintf(stderr, "narma: ofi: the completion queue has no wait descriptor: the progress "
+                        "thread polls it (every 10 us to 1 ms while idle)\n");
+    if ((rc = fi_endpoint(ofi.domain, info, &ofi.ep, NULL)) ||
         (rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) ||
         (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) ||
-        (rc = fi_enable(ofi.ep)) || (rc = fi_control(&ofi.cq->fid, FI_GETWAIT, &ofi.wait_fd))) {
+        (rc = fi_enable(ofi.ep))) {
         ofi.why = "opening the libfabric endpoint failed";
-        return 0; /* kept half open: the process does not try again */
+        return 0;
     }
     int key = MPI_KEYVAL_INVALID;
     if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ofi_finalize, &key, NULL) != MPI_SUCCESS ||
@@ -385,18 +404,23 @@ static void cq_error(void)
                                     (uint32_t)(err.err ? err.err : FI_EIO) | OFI_FAILED);
 }
 
-/* Read the completion queue dry (under ofi.mu): reading it is also the provider's progress. */
-static void cq_drain(void)
+/* Read the completion queue dry (under ofi.mu): reading it is also the provider's progress.
+ * Returns how many entries it read. */
+static ssize_t cq_drain(void)
 {
     struct fi_cq_data_entry e[16];
+    ssize_t got = 0;
     for (;;) {
         ssize_t n = fi_cq_read(ofi.cq, e, 16);
-        if (n > 0)
+        if (n > 0) {
             cq_handle(e, n);
-        else if (n == -FI_EAVAIL)
+            got += n;
+        } else if (n == -FI_EAVAIL) {
             cq_error();
-        else
-            return;
+            got++;
+        } else {
+            return got;
+        }
     }
 }
 
@@ -435,12 +459,25 @@ static void *ofi_progress(void *arg)
 {
     (void)arg;
     struct fid *fids[1] = {&ofi.cq->fid};
+    long idle_ns = 0; /* without a wait descriptor: the sleep before the next look */
     for (;;) {
         pthread_mutex_lock(&ofi.mu);
         const int stop = ofi.stop;
-        if (!stop) cq_drain();
+        const ssize_t got = stop ? 0 : cq_drain();
         pthread_mutex_unlock(&ofi.mu);
         if (stop) return NULL;
+        if (ofi.wait_fd < 0) {
+            /* No descriptor to sleep on: look again at once after entries, else sleep 10 us,
+             * doubling while nothing comes, up to 1 ms. */
+            if (got > 0) {
+                idle_ns = 0;
+                continue;
+            }
+            idle_ns = idle_ns == 0 ? 10000 : idle_ns >= 500000 ? 1000000 : 2 * idle_ns;
+            struct timespec ts = {0, idle_ns};
+            (void)nanosleep(&ts, NULL);
+            continue;
+        }
         /* Sleep on the queue's descriptor unless something is already there to read (any other
          * answer than "again": a short sleep, never a spin). */
         int trc = fi_trywait(ofi.fabric, fids, 1);
