@@ -169,6 +169,18 @@ static TEST_UNUSED const char *test_net_name(const char *name)
     return name;
 }
 
+/* NARMA_TEST_EXPECT_TRANSPORT, when set: the name a window must report (tests/CMakeLists.txt
+ * sets it where a fallback would otherwise pass unnoticed, e.g. "ofi" over a given libfabric
+ * provider, "mpi" where no provider fits). */
+static TEST_UNUSED void test_expect_transport(NARMA_Win win)
+{
+    const char *expect = getenv("NARMA_TEST_EXPECT_TRANSPORT");
+    if (expect == NULL) return;
+    const char *tr = NARMA_Win_get_transport(win);
+    CHECK(tr != NULL && strcmp(tr, expect) == 0, "window transport %s, expected %s",
+          tr != NULL ? tr : "(null)", expect);
+}
+
 static void test_watchdog(int sig)
 {
     (void)sig;

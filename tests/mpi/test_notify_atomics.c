@@ -704,6 +704,7 @@ int main(int argc, char **argv)
     right = (rank + 1) % size;
     CHECK_RC(NARMA_Win_allocate(NELEM * (MPI_Aint)sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
                                 MPI_COMM_WORLD, &mem, &win));
+    test_expect_transport(win);
     for (int i = 0; i < NELEM; i++)
         mem[i] = 0;
     mem[E_LOCK] = -1;

@@ -270,6 +270,7 @@ int main(int argc, char **argv)
     client = rank % 2 == 0;
 
     CHECK_RC(NARMA_Win_allocate(2 * MAXB, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem, &win));
+    test_expect_transport(win);
     memset(win_mem, 0, 2 * MAXB);
     sbuf = malloc(MAXB);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -208,12 +208,8 @@ int main(int argc, char **argv)
     CHECK(buf != NULL, "malloc");
     NARMA_Win win;
     CHECK_RC(NARMA_Win_allocate(AREA, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
-    /* NARMA_TEST_EXPECT_TRANSPORT: the name the window must have (e.g. "mpi" where ofi finds no
-     * provider and every window falls back: tests/CMakeLists.txt). */
-    const char *expect = getenv("NARMA_TEST_EXPECT_TRANSPORT");
-    if (expect != NULL)
-        CHECK(strcmp(NARMA_Win_get_transport(win), expect) == 0, "transport %s, expected %s",
-              NARMA_Win_get_transport(win), expect);
+    /* e.g. "mpi" where ofi finds no provider and every window falls back (tests/CMakeLists.txt) */
+    test_expect_transport(win);
     puts_and_gets(win, mem, buf);
     burst(win, mem, (int)env_long("NARMA_RING_SLOTS", 8));
     CHECK_RC(NARMA_Win_free(&win));

@@ -45,6 +45,7 @@ static NARMA_Win deferred_window(MPI_Aint bytes, uint64_t **mem)
     CHECK_MPI(MPI_Info_create(&info));
     CHECK_MPI(MPI_Info_set(info, "narma_notify_completion", "flush"));
     CHECK_RC(NARMA_Win_allocate(bytes, sizeof(uint64_t), info, MPI_COMM_WORLD, mem, &win));
+    test_expect_transport(win);
     CHECK_MPI(MPI_Info_free(&info));
     return win;
 }

@@ -62,6 +62,7 @@ int main(int argc, char **argv)
         NARMA_Win win;
         int64_t *mem;
         CHECK_RC(NARMA_Win_allocate(64 * size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+        test_expect_transport(win);
         memset(mem, 0, (size_t)(64 * size));
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         for (int rep = 0; rep < 20; rep++)

@@ -275,6 +275,7 @@ int main(int argc, char **argv)
     origin = rank != target;
     CHECK(size <= 5, "the window holds slots for at most 4 origins");
     CHECK_RC(NARMA_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    test_expect_transport(win);
     for (int m = 0; m < NMODES; m++)
         for (int k = 0; k < NKINDS; k++)
             run_case((enum kind)k, (enum mode)m);

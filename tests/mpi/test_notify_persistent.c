@@ -43,6 +43,7 @@ int main(int argc, char **argv)
     NARMA_Win win;
     CHECK_RC(NARMA_Win_allocate((VEC + 16) * (MPI_Aint)sizeof(double), sizeof(double),
                                 MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    test_expect_transport(win);
     for (int i = 0; i < VEC + 16; i++)
         mem[i] = 0;
     mem[GETW] = 4242.0 + rank;

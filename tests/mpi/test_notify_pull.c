@@ -122,6 +122,7 @@ static void run(const char *pull_min, const char *info_min, size_t threshold, in
         MPI_Info_set(info, "narma_pull_min", info_min);
     }
     CHECK_RC(NARMA_Win_allocate(BIG, 1, info, MPI_COMM_WORLD, &mem, &win));
+    test_expect_transport(win);
     if (info_min) MPI_Info_free(&info);
     CHECK_RC(NARMA_Win_lock_all(NARMA_MODE_NOCHECK, win));
     /* I pull what prev puts: its path to me and whether I can read it decide. */

@@ -151,6 +151,7 @@ int main(int argc, char **argv)
     unsigned char *mem;
     NARMA_Win win;
     CHECK_RC(NARMA_Win_allocate(inbytes[rank] + 8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    test_expect_transport(win);
 
     test_phase("requests");
     const int nreq = size * NT + size + 2 + 1;

@@ -21,6 +21,7 @@ int main(int argc, char **argv)
     unsigned char *mem;
     NARMA_Win win;
     CHECK_RC(NARMA_Win_allocate(WBYTES, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    test_expect_transport(win);
     memset(mem, 0xee, WBYTES);
     MPI_Barrier(MPI_COMM_WORLD);
 

@@ -205,6 +205,7 @@ int main(int argc, char **argv)
     thr_phase("window");
     CHECK_RC(NARMA_Win_allocate(NT * N * (MPI_Aint)sizeof(uint64_t), sizeof(uint64_t),
                                 MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    test_expect_transport(win);
     memset(mem, 0, NT * N * sizeof(uint64_t));
     CHECK_RC(NARMA_Win_set_num_notify(win, MPI_INFO_NULL, 1));
     CHECK_RC(NARMA_Win_lock_all(0, win));

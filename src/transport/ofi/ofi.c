@@ -219,9 +219,10 @@ static int ofi_open(void)
         ofi.why = "opening the libfabric fabric, domain or address vector failed";
         return 0; /* kept half open: the process does not try again */
     }
-    /* The completion queue with a descriptor the progress thread can sleep on; a provider
-     * without wait objects (shm's, "CQ wait not yet supported") gets one without, which the
-     * thread polls (ofi_progress). */
+    /* The completion queue with a descriptor the progress thread can sleep on. A provider
+     * without wait objects (shm's, "CQ wait not yet supported") gets a queue without one, and
+     * where the descriptor cannot be had (FI_GETWAIT fails) the queue keeps its wait object
+     * unused: either way the thread polls (ofi_progress). */
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD};
     ofi.wait_fd = -1;
     if (fi_cq_open(ofi.domain, &cqa, &ofi.cq, NULL) == 0) {
@@ -233,16 +234,16 @@ static int ofi_open(void)
             return 0;
         }
     }
-    if (ofi.wait_fd < 0 && narmau_verbose())
-        fprintf(stderr, "narma: ofi: the completion queue has no wait descriptor: the progress "
-                        "thread polls it (every 10 us to 1 ms while idle)\n");
     if ((rc = fi_endpoint(ofi.domain, info, &ofi.ep, NULL)) ||
         (rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) ||
         (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_RECV)) ||
         (rc = fi_enable(ofi.ep))) {
         ofi.why = "opening the libfabric endpoint failed";
-        return 0;
+        return 0; /* kept half open, as above */
     }
+    if (ofi.wait_fd < 0 && narmau_verbose())
+        fprintf(stderr, "narma: ofi: the completion queue has no wait descriptor: the progress "
+                        "thread polls it (sleeping 10 us to 1 ms while idle)\n");
     int key = MPI_KEYVAL_INVALID;
     if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ofi_finalize, &key, NULL) != MPI_SUCCESS ||
         MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL) != MPI_SUCCESS) {
@@ -396,12 +397,16 @@ static void cq_handle(const struct fi_cq_data_entry *e, ssize_t n)
     }
 }
 
-static void cq_error(void)
+/* The queue's next error entry into the word its operation's context points at: 1 if one was
+ * read, 0 if the provider gave none (the caller stops reading rather than ask again). */
+static int cq_error(void)
 {
     struct fi_cq_err_entry err = {0};
-    if (fi_cq_readerr(ofi.cq, &err, 0) == 1 && err.op_context != NULL)
+    if (fi_cq_readerr(ofi.cq, &err, 0) != 1) return 0;
+    if (err.op_context != NULL)
         narmau_atomic_store_rel_u32(err.op_context,
                                     (uint32_t)(err.err ? err.err : FI_EIO) | OFI_FAILED);
+    return 1;
 }
 
 /* Read the completion queue dry (under ofi.mu): reading it is also the provider's progress.
@@ -415,8 +420,7 @@ static ssize_t cq_drain(void)
         if (n > 0) {
             cq_handle(e, n);
             got += n;
-        } else if (n == -FI_EAVAIL) {
-            cq_error();
+        } else if (n == -FI_EAVAIL && cq_error()) {
             got++;
         } else {
             return got;
@@ -454,7 +458,9 @@ static int ofi_finalize(MPI_Comm self, int key, void *val, void *extra)
  * application's calls, tcp's among them, would else leave an origin's delivery-complete write
  * waiting for a target that is not in narma). It reads the queue under ofi.mu, as polls do, so
  * an entry is never held outside it, and sleeps on the queue's wait descriptor while nothing
- * happens. */
+ * happens; without one it looks again at once after entries, else after a sleep of 10 us
+ * doubling to 1 ms (the application's own waits and polls read the queue themselves, so only
+ * a process outside narma's notified calls waits for that sleep). */
 static void *ofi_progress(void *arg)
 {
     (void)arg;
