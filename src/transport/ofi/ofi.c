@@ -810,8 +810,9 @@ static int peer_slots_grow(void)
  * hash: a window of n ranks looks up n names, so creation is not quadratic in the job's size. */
 static int peer_addr(const unsigned char *name, size_t len, fi_addr_t *addr)
 {
-    size_t slot = ofi.peer_slots ? peer_slot_of(name, len) : 0;
-    if (ofi.peer_slots && ofi.peer_slot[slot] != 0) {
+    if (ofi.peer_slots == 0 && !peer_slots_grow()) return 0;
+    size_t slot = peer_slot_of(name, len);
+    if (ofi.peer_slot[slot] != 0) {
         *addr = ofi.peers[ofi.peer_slot[slot] - 1].addr;
         return 1;
     }
